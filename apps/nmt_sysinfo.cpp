@@ -1,0 +1,97 @@
+// nmt-sysinfo: what this build runs on (library versions, BLAS backend and its measured
+// matrix-multiply throughput, threads, devices). The first thing to run on a new machine or cluster
+// node, and what the quickstart prints before it starts.
+
+#include <ATen/Parallel.h>
+#include <hdf5.h>
+#include <nlohmann/json.hpp>
+#include <spdlog/version.h>
+#include <sqlite3.h>
+#include <torch/cuda.h>
+#include <torch/version.h>
+#include <yaml-cpp/yaml.h>
+
+#include <iostream>
+
+#include "common/cli.h"
+#include "trainer/dist/mpi_context.h"
+#include "trainer/runtime/blas_backend.h"
+#include "trainer/runtime/device.h"
+#include "tracker/store/schema.h"
+
+namespace {
+
+struct Options {
+  bool json = false;
+  int matmul_size = 1024;
+  int threads = 0;
+  std::string device = "auto";
+  bool require_fast_blas = false;
+};
+
+nlohmann::json collect(const Options& options) {
+  if (options.threads > 0) at::set_num_threads(options.threads);
+  const auto device = nmt::runtime::select_device(options.device);
+  const auto blas = nmt::runtime::check_blas_backend();
+  unsigned h5_major = 0, h5_minor = 0, h5_release = 0;
+  H5get_libversion(&h5_major, &h5_minor, &h5_release);
+  nlohmann::json info;
+  info["libtorch"] = TORCH_VERSION;
+  info["blas"] = {{"backend", blas.name}, {"library", blas.library}};
+  info["intra_op_threads"] = at::get_num_threads();
+  info["device"] = nmt::runtime::describe_device(device);
+  info["cuda_devices"] = torch::cuda::device_count();
+  info["mpi"] = nmt::dist::MpiContext::library_version();
+  info["hdf5"] = fmt::format("{}.{}.{}", h5_major, h5_minor, h5_release);
+  info["sqlite"] = sqlite3_libversion();
+  info["tracker_schema"] = nmt::tracker::latest_schema_version();
+  info["spdlog"] = fmt::format("{}.{}.{}", SPDLOG_VER_MAJOR, SPDLOG_VER_MINOR, SPDLOG_VER_PATCH);
+  if (options.matmul_size > 0) {
+    info["matmul_gflops"] = nmt::runtime::measure_matmul_gflops(options.matmul_size);
+    info["matmul_size"] = options.matmul_size;
+  }
+  return info;
+}
+
+void print_text(const nlohmann::json& info) {
+  for (const auto& [key, value] : info.items()) {
+    if (key == "blas") {
+      std::cout << fmt::format("{:<18} {} ({})\n", key, value["backend"].get<std::string>(),
+                               value["library"].get<std::string>());
+    } else if (key == "matmul_gflops") {
+      std::cout << fmt::format("{:<18} {:.1f} GFLOP/s (fp32 {}x{} product)\n", key,
+                               value.get<double>(), info["matmul_size"].get<int>(),
+                               info["matmul_size"].get<int>());
+    } else if (key != "matmul_size") {
+      std::cout << fmt::format("{:<18} {}\n", key, value.is_string() ? value.get<std::string>() : value.dump());
+    }
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"Report the libraries, BLAS backend, threads and devices this build runs on.",
+               "nmt-sysinfo"};
+  Options options;
+  nmt::LogOptions log;
+  log.tool = "nmt-sysinfo";
+  app.add_flag("--json", options.json, "Print one JSON object instead of text");
+  app.add_option("--matmul-size", options.matmul_size,
+                 "Side of the square matrices timed for GFLOP/s (0 skips the measurement)")
+      ->capture_default_str();
+  app.add_option("--threads", options.threads, "Intra-op threads (0: LibTorch's default)");
+  app.add_option("--device", options.device, "cpu, cuda, cuda:N or auto")->capture_default_str();
+  app.add_flag("--require-fast-blas", options.require_fast_blas,
+               "Exit with status 3 when LibTorch runs on the reference BLAS");
+  nmt::add_logging_flags(app, log);
+  return nmt::run_tool(app, log, argc, argv, [&] {
+    const auto info = collect(options);
+    if (options.json) {
+      std::cout << info.dump(2) << "\n";
+    } else {
+      print_text(info);
+    }
+    return options.require_fast_blas && info["blas"]["backend"] == "reference" ? 3 : 0;
+  });
+}

@@ -1,0 +1,28 @@
+# Helpers shared by every folder: warnings, the LibTorch precompiled header, executables.
+
+set(NMT_WARNINGS -Wall -Wextra -Wpedantic -Wshadow=local -Wnon-virtual-dtor)
+if(NMT_WERROR)
+  list(APPEND NMT_WARNINGS -Werror)
+endif()
+
+# Project code includes headers by their path from the repository root ("trainer/dist/...").
+function(nmt_project_target target)
+  target_include_directories(${target} PUBLIC ${PROJECT_SOURCE_DIR})
+  target_compile_options(${target} PRIVATE ${NMT_WARNINGS})
+  target_compile_features(${target} PUBLIC cxx_std_17)
+endfunction()
+
+# LibTorch headers are the slowest part of the build: every target that uses them shares one
+# precompiled header built once, in nmt_torch_pch.
+function(nmt_use_torch_pch target)
+  target_precompile_headers(${target} REUSE_FROM nmt_trainer)
+endfunction()
+
+# An executable named like the tool (nmt-foo) whose main lives in apps/. Every tool answers --help;
+# a CTest case checks that it does.
+function(nmt_add_tool name source)
+  add_executable(${name} ${source})
+  nmt_project_target(${name})
+  target_link_libraries(${name} PRIVATE ${ARGN})
+  set_property(GLOBAL APPEND PROPERTY NMT_TOOLS ${name})
+endfunction()

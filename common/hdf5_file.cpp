@@ -1,0 +1,227 @@
+#include "common/hdf5_file.h"
+
+#include <fmt/format.h>
+
+namespace nmt {
+namespace {
+
+// HDF5 prints its own error stack to stderr by default; we report errors ourselves, once, with
+// the file and object named.
+void silence_hdf5_errors() {
+  static const bool silenced = [] {
+    H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
+    return true;
+  }();
+  (void)silenced;
+}
+
+}  // namespace
+
+template <> hid_t hdf5_native_type<std::int8_t>() { return H5T_NATIVE_INT8; }
+template <> hid_t hdf5_native_type<std::uint8_t>() { return H5T_NATIVE_UINT8; }
+template <> hid_t hdf5_native_type<std::int32_t>() { return H5T_NATIVE_INT32; }
+template <> hid_t hdf5_native_type<std::uint32_t>() { return H5T_NATIVE_UINT32; }
+template <> hid_t hdf5_native_type<std::int64_t>() { return H5T_NATIVE_INT64; }
+template <> hid_t hdf5_native_type<std::uint64_t>() { return H5T_NATIVE_UINT64; }
+template <> hid_t hdf5_native_type<float>() { return H5T_NATIVE_FLOAT; }
+template <> hid_t hdf5_native_type<double>() { return H5T_NATIVE_DOUBLE; }
+
+Hdf5Handle& Hdf5Handle::operator=(Hdf5Handle&& other) noexcept {
+  if (this != &other) {
+    reset();
+    id_ = other.id_;
+    closer_ = other.closer_;
+    other.id_ = -1;
+  }
+  return *this;
+}
+
+void Hdf5Handle::reset() {
+  if (id_ >= 0 && closer_ != nullptr) closer_(id_);
+  id_ = -1;
+}
+
+Hdf5File::Hdf5File(const std::string& path, Mode mode) : path_(path) {
+  silence_hdf5_errors();
+  const hid_t id = mode == Mode::kCreate ? H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT)
+                                         : H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
+  if (id < 0) {
+    fail(mode == Mode::kCreate ? "cannot create the file (is the directory writable?)"
+                               : "cannot open as HDF5 (missing, unreadable, truncated or not HDF5)");
+  }
+  file_ = Hdf5Handle(id, H5Fclose);
+}
+
+void Hdf5File::fail(const std::string& what) const { throw Hdf5Error(path_ + ": " + what); }
+
+void Hdf5File::create_group(const std::string& group) {
+  std::string prefix;
+  std::size_t start = 1;
+  while (start <= group.size()) {
+    const auto slash = group.find('/', start);
+    prefix = group.substr(0, slash);
+    if (!prefix.empty() && prefix != "/" && !exists(prefix)) {
+      const hid_t g = H5Gcreate2(file_.get(), prefix.c_str(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+      if (g < 0) fail(fmt::format("cannot create group '{}'", prefix));
+      H5Gclose(g);
+    }
+    if (slash == std::string::npos) break;
+    start = slash + 1;
+  }
+}
+
+bool Hdf5File::exists(const std::string& object) const {
+  if (object == "/") return true;
+  // H5Lexists requires every intermediate group to exist, so check the path one level at a time.
+  std::size_t start = 1;
+  while (true) {
+    const auto slash = object.find('/', start);
+    const std::string prefix = object.substr(0, slash);
+    if (H5Lexists(file_.get(), prefix.c_str(), H5P_DEFAULT) <= 0) return false;
+    if (slash == std::string::npos) return true;
+    start = slash + 1;
+  }
+}
+
+Hdf5Handle Hdf5File::open_object(const std::string& object) const {
+  if (!exists(object)) fail(fmt::format("no object '{}'", object));
+  const hid_t id = H5Oopen(file_.get(), object.c_str(), H5P_DEFAULT);
+  if (id < 0) fail(fmt::format("cannot open object '{}'", object));
+  return Hdf5Handle(id, H5Oclose);
+}
+
+void Hdf5File::write_raw(const std::string& dataset, hid_t type, const void* data, std::size_t n,
+                         std::size_t chunk) {
+  const auto slash = dataset.rfind('/');
+  if (slash != std::string::npos && slash > 0) create_group(dataset.substr(0, slash));
+  const hsize_t dims[1] = {static_cast<hsize_t>(n)};
+  Hdf5Handle space(H5Screate_simple(1, dims, nullptr), H5Sclose);
+  Hdf5Handle props(H5Pcreate(H5P_DATASET_CREATE), H5Pclose);
+  if (chunk > 0 && n > 0) {
+    const hsize_t chunk_dims[1] = {static_cast<hsize_t>(std::min(chunk, n))};
+    H5Pset_chunk(props.get(), 1, chunk_dims);
+    H5Pset_deflate(props.get(), 4);
+  }
+  Hdf5Handle set(H5Dcreate2(file_.get(), dataset.c_str(), type, space.get(), H5P_DEFAULT,
+                            props.get(), H5P_DEFAULT),
+                 H5Dclose);
+  if (set.get() < 0) fail(fmt::format("cannot create dataset '{}'", dataset));
+  if (n > 0 && H5Dwrite(set.get(), type, H5S_ALL, H5S_ALL, H5P_DEFAULT, data) < 0) {
+    fail(fmt::format("cannot write dataset '{}' ({} elements; disk full?)", dataset, n));
+  }
+}
+
+std::size_t Hdf5File::length(const std::string& dataset) const {
+  Hdf5Handle set = open_object(dataset);
+  Hdf5Handle space(H5Dget_space(set.get()), H5Sclose);
+  if (H5Sget_simple_extent_ndims(space.get()) != 1) {
+    fail(fmt::format("dataset '{}' is not one-dimensional", dataset));
+  }
+  hsize_t dims[1] = {0};
+  H5Sget_simple_extent_dims(space.get(), dims, nullptr);
+  return static_cast<std::size_t>(dims[0]);
+}
+
+void Hdf5File::read_raw(const std::string& dataset, hid_t type, void* data, std::size_t n) const {
+  Hdf5Handle set = open_object(dataset);
+  Hdf5Handle stored(H5Dget_type(set.get()), H5Tclose);
+  if (H5Tget_class(stored.get()) != H5Tget_class(type)) {
+    fail(fmt::format("dataset '{}' has a different element type than expected", dataset));
+  }
+  if (n > 0 && H5Dread(set.get(), type, H5S_ALL, H5S_ALL, H5P_DEFAULT, data) < 0) {
+    fail(fmt::format("cannot read dataset '{}' (file truncated or corrupt?)", dataset));
+  }
+}
+
+void Hdf5File::write_attribute(const std::string& object, const std::string& name, hid_t type,
+                               const void* value) {
+  Hdf5Handle target = open_object(object);
+  if (H5Aexists(target.get(), name.c_str()) > 0) H5Adelete(target.get(), name.c_str());
+  Hdf5Handle space(H5Screate(H5S_SCALAR), H5Sclose);
+  Hdf5Handle attr(H5Acreate2(target.get(), name.c_str(), type, space.get(), H5P_DEFAULT, H5P_DEFAULT),
+                  H5Aclose);
+  if (attr.get() < 0 || H5Awrite(attr.get(), type, value) < 0) {
+    fail(fmt::format("cannot write attribute '{}' on '{}'", name, object));
+  }
+}
+
+void Hdf5File::set_attribute(const std::string& object, const std::string& name,
+                             const std::string& value) {
+  // Variable-length UTF-8 strings: h5py reads these back as str.
+  Hdf5Handle type(H5Tcopy(H5T_C_S1), H5Tclose);
+  H5Tset_size(type.get(), H5T_VARIABLE);
+  H5Tset_cset(type.get(), H5T_CSET_UTF8);
+  const char* text = value.c_str();
+  write_attribute(object, name, type.get(), &text);
+}
+
+void Hdf5File::set_attribute(const std::string& object, const std::string& name, std::int64_t value) {
+  write_attribute(object, name, H5T_NATIVE_INT64, &value);
+}
+
+void Hdf5File::set_attribute(const std::string& object, const std::string& name, double value) {
+  write_attribute(object, name, H5T_NATIVE_DOUBLE, &value);
+}
+
+Hdf5Handle Hdf5File::open_attribute(const std::string& object, const std::string& name) const {
+  Hdf5Handle target = open_object(object);
+  if (H5Aexists(target.get(), name.c_str()) <= 0) {
+    fail(fmt::format("'{}' has no attribute '{}'", object, name));
+  }
+  return Hdf5Handle(H5Aopen(target.get(), name.c_str(), H5P_DEFAULT), H5Aclose);
+}
+
+std::string Hdf5File::string_attribute(const std::string& object, const std::string& name) const {
+  Hdf5Handle attr = open_attribute(object, name);
+  Hdf5Handle type(H5Aget_type(attr.get()), H5Tclose);
+  if (H5Tget_class(type.get()) != H5T_STRING) {
+    fail(fmt::format("attribute '{}' on '{}' is not a string", name, object));
+  }
+  if (H5Tis_variable_str(type.get()) > 0) {
+    Hdf5Handle mem(H5Tcopy(H5T_C_S1), H5Tclose);
+    H5Tset_size(mem.get(), H5T_VARIABLE);
+    H5Tset_cset(mem.get(), H5Tget_cset(type.get()));
+    char* text = nullptr;
+    if (H5Aread(attr.get(), mem.get(), &text) < 0) fail(fmt::format("cannot read attribute '{}'", name));
+    std::string value = text != nullptr ? text : "";
+    Hdf5Handle space(H5Aget_space(attr.get()), H5Sclose);
+    H5Dvlen_reclaim(mem.get(), space.get(), H5P_DEFAULT, &text);
+    return value;
+  }
+  // Fixed-length strings, as other writers (h5py with numpy bytes) produce.
+  std::string value(H5Tget_size(type.get()), '\0');
+  if (H5Aread(attr.get(), type.get(), value.data()) < 0) {
+    fail(fmt::format("cannot read attribute '{}'", name));
+  }
+  return value.substr(0, value.find('\0'));
+}
+
+H5T_class_t Hdf5File::attribute_class(const Hdf5Handle& attr) const {
+  Hdf5Handle type(H5Aget_type(attr.get()), H5Tclose);
+  return H5Tget_class(type.get());
+}
+
+std::int64_t Hdf5File::int_attribute(const std::string& object, const std::string& name) const {
+  Hdf5Handle attr = open_attribute(object, name);
+  std::int64_t value = 0;
+  if (attribute_class(attr) != H5T_INTEGER || H5Aread(attr.get(), H5T_NATIVE_INT64, &value) < 0) {
+    fail(fmt::format("attribute '{}' on '{}' is not an integer", name, object));
+  }
+  return value;
+}
+
+double Hdf5File::double_attribute(const std::string& object, const std::string& name) const {
+  Hdf5Handle attr = open_attribute(object, name);
+  double value = 0;
+  const H5T_class_t kind = attribute_class(attr);
+  if ((kind != H5T_FLOAT && kind != H5T_INTEGER) || H5Aread(attr.get(), H5T_NATIVE_DOUBLE, &value) < 0) {
+    fail(fmt::format("attribute '{}' on '{}' is not a number", name, object));
+  }
+  return value;
+}
+
+void Hdf5File::flush() {
+  if (H5Fflush(file_.get(), H5F_SCOPE_GLOBAL) < 0) fail("cannot flush");
+}
+
+}  // namespace nmt

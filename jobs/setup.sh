@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# Installs every Debian package the project needs. Idempotent: when all are present it only
+# checks and returns (well under a second). Needs root or sudo for the first install.
+# NMT_SKIP_SETUP=1 skips it (clusters without apt, where modules provide the stack).
+set -euo pipefail
+
+PACKAGES=(
+  build-essential cmake ninja-build ccache pkg-config git
+  libtorch-dev
+  libopenblas0-pthread   # LibTorch otherwise runs on the reference BLAS, ~35x slower
+  libopenmpi-dev openmpi-bin
+  libhdf5-dev
+  libsqlite3-dev sqlite3 libsqlitecpp-dev
+  libfmt-dev libspdlog-dev libyaml-cpp-dev libcli11-dev nlohmann-json3-dev
+  libboost-dev
+  libgtest-dev libgmock-dev libbenchmark-dev
+  libsentencepiece-dev sentencepiece
+  zlib1g-dev libssl-dev
+  curl python3
+)
+
+if [[ "${NMT_SKIP_SETUP:-0}" == "1" ]]; then
+  echo "setup: skipped (NMT_SKIP_SETUP=1)"
+  exit 0
+fi
+if ! command -v dpkg-query >/dev/null 2>&1; then
+  echo "setup: not a Debian system; install the equivalents of: ${PACKAGES[*]}" >&2
+  echo "       then re-run with NMT_SKIP_SETUP=1" >&2
+  exit 1
+fi
+
+missing=()
+for pkg in "${PACKAGES[@]}"; do
+  status=$(dpkg-query -W -f='${db:Status-Status}' "$pkg" 2>/dev/null || true)
+  [[ "$status" == "installed" ]] || missing+=("$pkg")
+done
+
+if ((${#missing[@]} == 0)); then
+  echo "setup: all ${#PACKAGES[@]} packages present"
+  exit 0
+fi
+
+echo "setup: installing ${#missing[@]} package(s): ${missing[*]}"
+SUDO=()
+if [[ $(id -u) -ne 0 ]]; then
+  if command -v sudo >/dev/null 2>&1; then
+    SUDO=(sudo)
+  else
+    echo "setup: need root (or sudo) to run: apt-get install ${missing[*]}" >&2
+    exit 1
+  fi
+fi
+export DEBIAN_FRONTEND=noninteractive
+"${SUDO[@]}" apt-get update -q
+"${SUDO[@]}" apt-get install -y -q --no-install-recommends "${missing[@]}"
+echo "setup: done"

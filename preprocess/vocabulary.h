@@ -1,0 +1,68 @@
+#pragma once
+// The joint subword vocabulary (paper section 5.1: a shared source-target vocabulary of about
+// 37,000 BPE tokens), learned and applied with SentencePiece. Ids 0-3 are fixed so that shards,
+// the model's padding mask and the decoder's start/stop symbols agree on them.
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace sentencepiece {
+class SentencePieceProcessor;
+}
+
+namespace nmt::preprocess {
+
+// Fixed special ids, written into every model this project trains.
+inline constexpr std::int32_t kPadId = 0;
+inline constexpr std::int32_t kUnkId = 1;
+inline constexpr std::int32_t kBosId = 2;
+inline constexpr std::int32_t kEosId = 3;
+
+struct VocabularyOptions {
+  std::string model_type = "bpe";       // "bpe" (the paper) or "unigram"
+  int vocab_size = 37000;               // the paper's WMT14 EN-DE size
+  double character_coverage = 1.0;      // keep every character of the (European) training text
+  std::int64_t max_sentences = 2000000; // sentences SentencePiece samples from its input
+  int max_sentence_length = 4192;       // bytes; longer training sentences are skipped
+  int threads = 1;
+  std::uint32_t seed = 1;               // fixes the sampling so a vocabulary can be rebuilt
+  void validate() const;
+};
+
+// Trains a model on `sentences` (both sides of the corpus, already cleaned) and returns the
+// serialized model proto; save it with nmt::write_file_atomically, load it with from_serialized.
+std::string train_vocabulary(const std::vector<std::string>& sentences,
+                             const VocabularyOptions& options);
+
+class Vocabulary {
+ public:
+  static Vocabulary load(const std::string& model_path);
+  static Vocabulary from_serialized(const std::string& model_proto, const std::string& name);
+  ~Vocabulary();
+  Vocabulary(Vocabulary&&) noexcept;
+  Vocabulary& operator=(Vocabulary&&) noexcept;
+
+  // Subword ids of `text`, without BOS/EOS.
+  std::vector<std::int32_t> encode(const std::string& text) const;
+  // Detokenized text; special ids are skipped.
+  std::string decode(const std::vector<std::int32_t>& ids) const;
+  std::string piece(std::int32_t id) const;
+  int size() const;
+  // Serialized model and its SHA-256 (hex), which shards record to detect a vocabulary mismatch.
+  const std::string& serialized() const { return serialized_; }
+  std::string sha256() const;
+
+ private:
+  Vocabulary(std::unique_ptr<sentencepiece::SentencePieceProcessor> processor, std::string name,
+             std::string serialized);
+  std::unique_ptr<sentencepiece::SentencePieceProcessor> processor_;
+  std::string name_;
+  std::string serialized_;
+};
+
+// Hex SHA-256 of a byte string.
+std::string sha256_hex(const std::string& bytes);
+
+}  // namespace nmt::preprocess

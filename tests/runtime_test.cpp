@@ -1,0 +1,67 @@
+// The LibTorch runtime the trainer stands on: real tensor arithmetic, the BLAS backend (the
+// reference BLAS is about 35x slower and must not be what the project runs on), device selection.
+
+#include <ATen/ops/matmul.h>
+#include <ATen/ops/tensor.h>
+#include <torch/cuda.h>
+
+#include "test_utils.h"
+#include "trainer/runtime/blas_backend.h"
+#include "trainer/runtime/device.h"
+
+namespace nmt::runtime {
+namespace {
+
+TEST(Runtime, TensorMatmulAndAutogradAreReal) {
+  const auto a = at::tensor({1.0f, 2.0f, 3.0f, 4.0f}).reshape({2, 2});
+  const auto b = at::tensor({5.0f, 6.0f, 7.0f, 8.0f}).reshape({2, 2});
+  const auto c = at::matmul(a, b);
+  EXPECT_FLOAT_EQ(c[0][0].item<float>(), 19.0f);
+  EXPECT_FLOAT_EQ(c[0][1].item<float>(), 22.0f);
+  EXPECT_FLOAT_EQ(c[1][0].item<float>(), 43.0f);
+  EXPECT_FLOAT_EQ(c[1][1].item<float>(), 50.0f);
+
+  // d/dx sum(x * x) = 2x
+  auto x = at::tensor({1.5f, -2.0f}).set_requires_grad(true);
+  (x * x).sum().backward();
+  EXPECT_FLOAT_EQ(x.grad()[0].item<float>(), 3.0f);
+  EXPECT_FLOAT_EQ(x.grad()[1].item<float>(), -4.0f);
+}
+
+TEST(Runtime, BlasBackendIsOptimised) {
+  const auto backend = detect_blas_backend();
+  // Debian's LibTorch loads libblas.so.3 through the alternatives system; jobs/setup.sh installs
+  // libopenblas0-pthread so it resolves to OpenBLAS.
+  EXPECT_FALSE(backend.is_reference())
+      << "LibTorch runs on the reference BLAS (" << backend.library
+      << "): install libopenblas0-pthread";
+  EXPECT_NE(backend.name, "reference");
+  // A statically linked MKL (pip-style LibTorch) shows no library; anything else names one.
+  if (backend.name != "unknown") {
+    EXPECT_FALSE(backend.library.empty());
+  }
+}
+
+TEST(Runtime, MatmulThroughputIsMeasured) {
+  const double gflops = measure_matmul_gflops(256, 3);
+  EXPECT_GT(gflops, 0.0);
+  EXPECT_TRUE(std::isfinite(gflops));
+}
+
+TEST(Runtime, DeviceSelectionAtRunTime) {
+  EXPECT_TRUE(select_device("cpu").is_cpu());
+  EXPECT_EQ(select_device("auto").is_cuda(), torch::cuda::is_available());
+  NMT_EXPECT_THROW_WITH(select_device("tpu"), std::invalid_argument, "unknown device 'tpu'");
+  if (!torch::cuda::is_available()) {
+    NMT_EXPECT_THROW_WITH(select_device("cuda"), std::invalid_argument, "CUDA is not available");
+  }
+}
+
+TEST(Runtime, CudaDeviceSelection) {
+  if (!torch::cuda::is_available()) GTEST_SKIP() << "no CUDA device";
+  EXPECT_TRUE(select_device("cuda:0").is_cuda());
+  EXPECT_THROW(select_device("cuda:999"), std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace nmt::runtime

@@ -1,0 +1,56 @@
+#pragma once
+// Helpers shared by the test files: a scratch directory per test, small file writers.
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <string>
+
+namespace nmt::testing {
+
+// A fresh directory under the system temp dir, removed when the test ends.
+class TempDir {
+ public:
+  TempDir() {
+    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+    std::random_device seed;
+    path_ = std::filesystem::temp_directory_path() /
+            (std::string("nmt_") + (info ? info->name() : "test") + "_" + std::to_string(seed()));
+    std::filesystem::create_directories(path_);
+  }
+  ~TempDir() {
+    std::error_code ec;
+    std::filesystem::remove_all(path_, ec);
+  }
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+
+  const std::filesystem::path& path() const { return path_; }
+  std::string file(const std::string& name) const { return (path_ / name).string(); }
+
+ private:
+  std::filesystem::path path_;
+};
+
+inline void write_text(const std::string& path, const std::string& text) {
+  std::ofstream out(path, std::ios::binary);
+  out << text;
+}
+
+// Expects `statement` to throw E whose message contains every one of `parts`.
+#define NMT_EXPECT_THROW_WITH(statement, E, ...)                                   \
+  do {                                                                             \
+    try {                                                                          \
+      statement;                                                                   \
+      ADD_FAILURE() << "expected " #E " from: " #statement;                        \
+    } catch (const E& e) {                                                         \
+      for (const std::string& part : {__VA_ARGS__}) {                              \
+        EXPECT_NE(std::string(e.what()).find(part), std::string::npos)             \
+            << "message '" << e.what() << "' lacks '" << part << "'";              \
+      }                                                                            \
+    }                                                                              \
+  } while (0)
+
+}  // namespace nmt::testing

@@ -1,0 +1,28 @@
+#pragma once
+// The tracker's SQLite database, owned by the daemon alone. Opening it sets WAL mode (readers never
+// block the single writer), a busy timeout, foreign keys, and brings the schema to the current
+// version through the migrations in schema.cpp, each in its own transaction.
+
+#include <SQLiteCpp/Database.h>
+
+#include <string>
+
+namespace nmt::tracker {
+
+class Database {
+ public:
+  // Opens or creates `path`. Throws std::runtime_error naming the file when it cannot be opened,
+  // is not a SQLite database, or was written by a newer version of this program.
+  explicit Database(const std::string& path);
+
+  SQLite::Database& sqlite() { return db_; }
+  const std::string& path() const { return path_; }
+  int schema_version();
+  std::string journal_mode();
+
+ private:
+  std::string path_;
+  SQLite::Database db_;
+};
+
+}  // namespace nmt::tracker

@@ -1,0 +1,85 @@
+#include "trainer/runtime/blas_backend.h"
+
+#include <ATen/ops/matmul.h>
+#include <ATen/ops/randn.h>
+#include <link.h>
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
+#include <vector>
+
+namespace nmt::runtime {
+namespace {
+
+int collect_library(dl_phdr_info* info, size_t /*size*/, void* data) {
+  auto* names = static_cast<std::vector<std::string>*>(data);
+  if (info->dlpi_name != nullptr && info->dlpi_name[0] != '\0') names->emplace_back(info->dlpi_name);
+  return 0;
+}
+
+std::string classify(const std::string& resolved) {
+  const std::string file = std::filesystem::path(resolved).filename().string();
+  if (resolved.find("openblas") != std::string::npos) return "openblas";
+  if (resolved.find("mkl") != std::string::npos) return "mkl";
+  if (resolved.find("blis") != std::string::npos) return "blis";
+  if (resolved.find("atlas") != std::string::npos) return "atlas";
+  // Debian's reference BLAS lives in .../blas/libblas.so.3 (the alternatives target).
+  if (file.rfind("libblas.so", 0) == 0) return "reference";
+  return "unknown";
+}
+
+bool is_blas_library(const std::string& path) {
+  const std::string file = std::filesystem::path(path).filename().string();
+  for (const char* prefix : {"libblas.so", "libopenblas", "libmkl_rt", "libmkl_core", "libblis"}) {
+    if (file.rfind(prefix, 0) == 0) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+BlasBackend detect_blas_backend() {
+  std::vector<std::string> loaded;
+  dl_iterate_phdr(collect_library, &loaded);
+  for (const auto& path : loaded) {
+    if (!is_blas_library(path)) continue;
+    std::error_code ec;
+    const auto resolved = std::filesystem::canonical(path, ec);
+    const std::string real = ec ? path : resolved.string();
+    return BlasBackend{classify(real), real};
+  }
+  return BlasBackend{"unknown", ""};
+}
+
+double measure_matmul_gflops(int n, int repeats) {
+  const auto a = at::randn({n, n});
+  const auto b = at::randn({n, n});
+  at::matmul(a, b);  // warm-up: thread pool start, page faults
+  double best_seconds = 1e30;
+  for (int i = 0; i < repeats; ++i) {
+    const auto start = std::chrono::steady_clock::now();
+    const auto c = at::matmul(a, b);
+    const std::chrono::duration<double> elapsed = std::chrono::steady_clock::now() - start;
+    best_seconds = std::min(best_seconds, elapsed.count());
+  }
+  return 2.0 * n * n * static_cast<double>(n) / best_seconds / 1e9;
+}
+
+BlasBackend check_blas_backend() {
+  const BlasBackend backend = detect_blas_backend();
+  if (backend.is_reference()) {
+    spdlog::warn(
+        "LibTorch is using the reference BLAS ({}), about 35x slower on matrix products. Install "
+        "libopenblas0-pthread (jobs/setup.sh does), or select it with update-alternatives "
+        "--config libblas.so.3-$(dpkg-architecture -qDEB_HOST_MULTIARCH).",
+        backend.library);
+  } else {
+    spdlog::debug("BLAS backend: {} ({})", backend.name,
+                  backend.library.empty() ? "linked into LibTorch" : backend.library);
+  }
+  return backend;
+}
+
+}  // namespace nmt::runtime

@@ -1,0 +1,28 @@
+#pragma once
+// Which BLAS LibTorch's matrix products run on. Debian's LibTorch links the generic libblas.so.3,
+// which the alternatives system points at the reference BLAS unless an optimised one such as
+// libopenblas0-pthread is installed; the reference BLAS is about 35x slower. Tools check this at
+// start-up and warn, so a slow machine is never mistaken for a slow model.
+
+#include <string>
+
+namespace nmt::runtime {
+
+struct BlasBackend {
+  std::string name;     // "openblas", "mkl", "blis", "reference", or "unknown"
+  std::string library;  // resolved path of the loaded BLAS shared library, empty if none found
+  bool is_reference() const { return name == "reference"; }
+};
+
+// Inspects the shared libraries loaded into this process (after resolving symlinks such as
+// /etc/alternatives). A LibTorch that links MKL statically reports "unknown" with no library.
+BlasBackend detect_blas_backend();
+
+// Measured single-precision matrix-multiply throughput in GFLOP/s: the best of `repeats` timed
+// products of two n x n matrices, on the current intra-op thread count.
+double measure_matmul_gflops(int n = 1024, int repeats = 5);
+
+// Logs the backend; warns when it is the reference BLAS. Returns the detected backend.
+BlasBackend check_blas_backend();
+
+}  // namespace nmt::runtime
