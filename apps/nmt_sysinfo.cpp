@@ -4,20 +4,20 @@
 
 #include <ATen/Parallel.h>
 #include <hdf5.h>
-#include <nlohmann/json.hpp>
 #include <spdlog/version.h>
 #include <sqlite3.h>
 #include <torch/cuda.h>
 #include <torch/version.h>
 #include <yaml-cpp/yaml.h>
+#include <nlohmann/json.hpp>
 
 #include <iostream>
 
 #include "common/cli.h"
+#include "tracker/store/schema.h"
 #include "trainer/dist/mpi_context.h"
 #include "trainer/runtime/blas_backend.h"
 #include "trainer/runtime/device.h"
-#include "tracker/store/schema.h"
 
 namespace {
 
@@ -63,7 +63,8 @@ void print_text(const nlohmann::json& info) {
                                value.get<double>(), info["matmul_size"].get<int>(),
                                info["matmul_size"].get<int>());
     } else if (key != "matmul_size") {
-      std::cout << fmt::format("{:<18} {}\n", key, value.is_string() ? value.get<std::string>() : value.dump());
+      std::cout << fmt::format("{:<18} {}\n", key,
+                               value.is_string() ? value.get<std::string>() : value.dump());
     }
   }
 }

@@ -73,7 +73,8 @@ YAML::Node load_yaml_file(const std::string& path) {
 void apply_override(YAML::Node& root, const std::string& assignment) {
   const auto eq = assignment.find('=');
   if (eq == std::string::npos || eq == 0) {
-    throw ConfigError(fmt::format("--set {}: expected key=value, e.g. model.d_model=256", assignment));
+    throw ConfigError(
+        fmt::format("--set {}: expected key=value, e.g. model.d_model=256", assignment));
   }
   const auto parts = split_dotted(assignment.substr(0, eq), "--set " + assignment);
   YAML::Node value;
@@ -90,7 +91,8 @@ void apply_override(YAML::Node& root, const std::string& assignment) {
     if (next.IsDefined() && !next.IsNull() && !next.IsMap()) {
       throw ConfigError(fmt::format("--set {}: '{}' is not a section", assignment, parts[i]));
     }
-    if (!next.IsDefined() || next.IsNull()) chain.back()[parts[i]] = YAML::Node(YAML::NodeType::Map);
+    if (!next.IsDefined() || next.IsNull())
+      chain.back()[parts[i]] = YAML::Node(YAML::NodeType::Map);
     chain.push_back(chain.back()[parts[i]]);
   }
   // Remove first so the key node is new: it then carries no file position and errors about it
@@ -160,7 +162,8 @@ void ConfigSection::read_list(const std::string& key, std::vector<T>& value,
                               const char* expected) const {
   const YAML::Node n = child(key);
   if (!n.IsDefined() || n.IsNull()) return;
-  if (!n.IsSequence()) throw error(key, fmt::format("expected a list of {}, got {}", expected, describe(n)));
+  if (!n.IsSequence())
+    throw error(key, fmt::format("expected a list of {}, got {}", expected, describe(n)));
   std::vector<T> parsed;
   for (std::size_t i = 0; i < n.size(); ++i) {
     T item{};

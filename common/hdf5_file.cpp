@@ -17,14 +17,38 @@ void silence_hdf5_errors() {
 
 }  // namespace
 
-template <> hid_t hdf5_native_type<std::int8_t>() { return H5T_NATIVE_INT8; }
-template <> hid_t hdf5_native_type<std::uint8_t>() { return H5T_NATIVE_UINT8; }
-template <> hid_t hdf5_native_type<std::int32_t>() { return H5T_NATIVE_INT32; }
-template <> hid_t hdf5_native_type<std::uint32_t>() { return H5T_NATIVE_UINT32; }
-template <> hid_t hdf5_native_type<std::int64_t>() { return H5T_NATIVE_INT64; }
-template <> hid_t hdf5_native_type<std::uint64_t>() { return H5T_NATIVE_UINT64; }
-template <> hid_t hdf5_native_type<float>() { return H5T_NATIVE_FLOAT; }
-template <> hid_t hdf5_native_type<double>() { return H5T_NATIVE_DOUBLE; }
+template <>
+hid_t hdf5_native_type<std::int8_t>() {
+  return H5T_NATIVE_INT8;
+}
+template <>
+hid_t hdf5_native_type<std::uint8_t>() {
+  return H5T_NATIVE_UINT8;
+}
+template <>
+hid_t hdf5_native_type<std::int32_t>() {
+  return H5T_NATIVE_INT32;
+}
+template <>
+hid_t hdf5_native_type<std::uint32_t>() {
+  return H5T_NATIVE_UINT32;
+}
+template <>
+hid_t hdf5_native_type<std::int64_t>() {
+  return H5T_NATIVE_INT64;
+}
+template <>
+hid_t hdf5_native_type<std::uint64_t>() {
+  return H5T_NATIVE_UINT64;
+}
+template <>
+hid_t hdf5_native_type<float>() {
+  return H5T_NATIVE_FLOAT;
+}
+template <>
+hid_t hdf5_native_type<double>() {
+  return H5T_NATIVE_DOUBLE;
+}
 
 Hdf5Handle& Hdf5Handle::operator=(Hdf5Handle&& other) noexcept {
   if (this != &other) {
@@ -43,16 +67,20 @@ void Hdf5Handle::reset() {
 
 Hdf5File::Hdf5File(const std::string& path, Mode mode) : path_(path) {
   silence_hdf5_errors();
-  const hid_t id = mode == Mode::kCreate ? H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT)
-                                         : H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
+  const hid_t id = mode == Mode::kCreate
+                       ? H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT)
+                       : H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
   if (id < 0) {
-    fail(mode == Mode::kCreate ? "cannot create the file (is the directory writable?)"
-                               : "cannot open as HDF5 (missing, unreadable, truncated or not HDF5)");
+    fail(mode == Mode::kCreate
+             ? "cannot create the file (is the directory writable?)"
+             : "cannot open as HDF5 (missing, unreadable, truncated or not HDF5)");
   }
   file_ = Hdf5Handle(id, H5Fclose);
 }
 
-void Hdf5File::fail(const std::string& what) const { throw Hdf5Error(path_ + ": " + what); }
+void Hdf5File::fail(const std::string& what) const {
+  throw Hdf5Error(path_ + ": " + what);
+}
 
 void Hdf5File::create_group(const std::string& group) {
   std::string prefix;
@@ -61,7 +89,8 @@ void Hdf5File::create_group(const std::string& group) {
     const auto slash = group.find('/', start);
     prefix = group.substr(0, slash);
     if (!prefix.empty() && prefix != "/" && !exists(prefix)) {
-      const hid_t g = H5Gcreate2(file_.get(), prefix.c_str(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+      const hid_t g =
+          H5Gcreate2(file_.get(), prefix.c_str(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
       if (g < 0) fail(fmt::format("cannot create group '{}'", prefix));
       H5Gclose(g);
     }
@@ -138,8 +167,9 @@ void Hdf5File::write_attribute(const std::string& object, const std::string& nam
   Hdf5Handle target = open_object(object);
   if (H5Aexists(target.get(), name.c_str()) > 0) H5Adelete(target.get(), name.c_str());
   Hdf5Handle space(H5Screate(H5S_SCALAR), H5Sclose);
-  Hdf5Handle attr(H5Acreate2(target.get(), name.c_str(), type, space.get(), H5P_DEFAULT, H5P_DEFAULT),
-                  H5Aclose);
+  Hdf5Handle attr(
+      H5Acreate2(target.get(), name.c_str(), type, space.get(), H5P_DEFAULT, H5P_DEFAULT),
+      H5Aclose);
   if (attr.get() < 0 || H5Awrite(attr.get(), type, value) < 0) {
     fail(fmt::format("cannot write attribute '{}' on '{}'", name, object));
   }
@@ -155,7 +185,8 @@ void Hdf5File::set_attribute(const std::string& object, const std::string& name,
   write_attribute(object, name, type.get(), &text);
 }
 
-void Hdf5File::set_attribute(const std::string& object, const std::string& name, std::int64_t value) {
+void Hdf5File::set_attribute(const std::string& object, const std::string& name,
+                             std::int64_t value) {
   write_attribute(object, name, H5T_NATIVE_INT64, &value);
 }
 
@@ -182,7 +213,8 @@ std::string Hdf5File::string_attribute(const std::string& object, const std::str
     H5Tset_size(mem.get(), H5T_VARIABLE);
     H5Tset_cset(mem.get(), H5Tget_cset(type.get()));
     char* text = nullptr;
-    if (H5Aread(attr.get(), mem.get(), &text) < 0) fail(fmt::format("cannot read attribute '{}'", name));
+    if (H5Aread(attr.get(), mem.get(), &text) < 0)
+      fail(fmt::format("cannot read attribute '{}'", name));
     std::string value = text != nullptr ? text : "";
     Hdf5Handle space(H5Aget_space(attr.get()), H5Sclose);
     H5Dvlen_reclaim(mem.get(), space.get(), H5P_DEFAULT, &text);
@@ -214,7 +246,8 @@ double Hdf5File::double_attribute(const std::string& object, const std::string& 
   Hdf5Handle attr = open_attribute(object, name);
   double value = 0;
   const H5T_class_t kind = attribute_class(attr);
-  if ((kind != H5T_FLOAT && kind != H5T_INTEGER) || H5Aread(attr.get(), H5T_NATIVE_DOUBLE, &value) < 0) {
+  if ((kind != H5T_FLOAT && kind != H5T_INTEGER) ||
+      H5Aread(attr.get(), H5T_NATIVE_DOUBLE, &value) < 0) {
     fail(fmt::format("attribute '{}' on '{}' is not a number", name, object));
   }
   return value;

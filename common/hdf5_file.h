@@ -24,7 +24,9 @@ class Hdf5Handle {
   Hdf5Handle() = default;
   Hdf5Handle(hid_t id, Closer closer) : id_(id), closer_(closer) {}
   ~Hdf5Handle() { reset(); }
-  Hdf5Handle(Hdf5Handle&& other) noexcept : id_(other.id_), closer_(other.closer_) { other.id_ = -1; }
+  Hdf5Handle(Hdf5Handle&& other) noexcept : id_(other.id_), closer_(other.closer_) {
+    other.id_ = -1;
+  }
   Hdf5Handle& operator=(Hdf5Handle&& other) noexcept;
   Hdf5Handle(const Hdf5Handle&) = delete;
   Hdf5Handle& operator=(const Hdf5Handle&) = delete;

@@ -10,10 +10,10 @@
 namespace nmt {
 
 struct LogOptions {
-  std::string tool = "nmt";   // shown in every line, so interleaved logs of several tools separate
-  std::string level = "info"; // trace, debug, info, warn, error, critical, off
-  std::string file;           // also append to this file when set
-  std::optional<int> rank;    // MPI rank, shown when the job has several
+  std::string tool = "nmt";    // shown in every line, so interleaved logs of several tools separate
+  std::string level = "info";  // trace, debug, info, warn, error, critical, off
+  std::string file;            // also append to this file when set
+  std::optional<int> rank;     // MPI rank, shown when the job has several
 };
 
 // Installs the process-wide logger (stderr, optionally a file). Throws std::invalid_argument on an

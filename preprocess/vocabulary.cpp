@@ -31,7 +31,8 @@ class VectorIterator : public sentencepiece::SentenceIterator {
 
 void VocabularyOptions::validate() const {
   if (model_type != "bpe" && model_type != "unigram") {
-    throw std::invalid_argument("vocabulary model_type must be 'bpe' or 'unigram', got '" + model_type + "'");
+    throw std::invalid_argument("vocabulary model_type must be 'bpe' or 'unigram', got '" +
+                                model_type + "'");
   }
   if (vocab_size < 8) throw std::invalid_argument("vocab_size must be at least 8");
   if (character_coverage <= 0.0 || character_coverage > 1.0) {
@@ -63,22 +64,26 @@ std::string train_vocabulary(const std::vector<std::string>& sentences,
       {"eos_piece", "</s>"},
       {"minloglevel", "2"},  // SentencePiece's own progress chatter stays quiet
   };
-  // The sampling and shuffling seed is process-wide in this SentencePiece version, not a spec field.
+  // The sampling and shuffling seed is process-wide in this SentencePiece version, not a spec
+  // field.
   sentencepiece::SetRandomGeneratorSeed(options.seed);
   VectorIterator iterator(sentences);
   std::string model;
   const auto status = sentencepiece::SentencePieceTrainer::Train(args, &iterator, &model);
   if (!status.ok()) {
     const bool too_large = status.ToString().find("ocabulary size") != std::string::npos;
-    throw std::runtime_error("SentencePiece training failed: " + status.ToString() +
-                             (too_large ? " (the text supports fewer pieces: lower --vocab-size)" : ""));
+    throw std::runtime_error(
+        "SentencePiece training failed: " + status.ToString() +
+        (too_large ? " (the text supports fewer pieces: lower --vocab-size)" : ""));
   }
   return model;
 }
 
 Vocabulary::Vocabulary(std::unique_ptr<sentencepiece::SentencePieceProcessor> processor,
                        std::string name, std::string serialized)
-    : processor_(std::move(processor)), name_(std::move(name)), serialized_(std::move(serialized)) {}
+    : processor_(std::move(processor)),
+      name_(std::move(name)),
+      serialized_(std::move(serialized)) {}
 Vocabulary::~Vocabulary() = default;
 Vocabulary::Vocabulary(Vocabulary&&) noexcept = default;
 Vocabulary& Vocabulary::operator=(Vocabulary&&) noexcept = default;
@@ -102,7 +107,8 @@ Vocabulary Vocabulary::from_serialized(const std::string& model_proto, const std
       processor->bos_id() != kBosId || processor->eos_id() != kEosId) {
     throw std::runtime_error(fmt::format(
         "{}: special ids are pad={} unk={} bos={} eos={}, expected pad={} unk={} bos={} eos={} "
-        "(train it with nmt-preprocess, or with spm_train --pad_id=0 --unk_id=1 --bos_id=2 --eos_id=3)",
+        "(train it with nmt-preprocess, or with spm_train --pad_id=0 --unk_id=1 --bos_id=2 "
+        "--eos_id=3)",
         name, processor->pad_id(), processor->unk_id(), processor->bos_id(), processor->eos_id(),
         kPadId, kUnkId, kBosId, kEosId));
   }
@@ -128,11 +134,17 @@ std::string Vocabulary::decode(const std::vector<std::int32_t>& ids) const {
   return text;
 }
 
-std::string Vocabulary::piece(std::int32_t id) const { return processor_->IdToPiece(id); }
+std::string Vocabulary::piece(std::int32_t id) const {
+  return processor_->IdToPiece(id);
+}
 
-int Vocabulary::size() const { return processor_->GetPieceSize(); }
+int Vocabulary::size() const {
+  return processor_->GetPieceSize();
+}
 
-std::string Vocabulary::sha256() const { return sha256_hex(serialized_); }
+std::string Vocabulary::sha256() const {
+  return sha256_hex(serialized_);
+}
 
 std::string sha256_hex(const std::string& bytes) {
   unsigned char digest[EVP_MAX_MD_SIZE];

@@ -21,13 +21,13 @@ inline constexpr std::int32_t kBosId = 2;
 inline constexpr std::int32_t kEosId = 3;
 
 struct VocabularyOptions {
-  std::string model_type = "bpe";       // "bpe" (the paper) or "unigram"
-  int vocab_size = 37000;               // the paper's WMT14 EN-DE size
-  double character_coverage = 1.0;      // keep every character of the (European) training text
-  std::int64_t max_sentences = 2000000; // sentences SentencePiece samples from its input
-  int max_sentence_length = 4192;       // bytes; longer training sentences are skipped
-  int threads = 1;
-  std::uint32_t seed = 1;               // fixes the sampling so a vocabulary can be rebuilt
+  std::string model_type = "bpe";        // "bpe" (the paper) or "unigram"
+  int vocab_size = 37000;                // the paper's WMT14 EN-DE size
+  double character_coverage = 1.0;       // keep every character of the (European) training text
+  std::int64_t max_sentences = 2000000;  // sentences SentencePiece samples from its input
+  int max_sentence_length = 4192;        // bytes; longer training sentences are skipped
+  int threads = 1;                       // SentencePiece trainer threads
+  std::uint32_t seed = 1;                // fixes the sampling so a vocabulary can be rebuilt
   void validate() const;
 };
 

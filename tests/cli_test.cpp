@@ -41,10 +41,11 @@ TEST(Cli, LogLevelsAreValidated) {
 TEST(Cli, LogFileReceivesLines) {
   testing::TempDir dir;
   const auto path = dir.file("tool.log");
-  EXPECT_EQ(run({"--log-file", path}, [] {
-              spdlog::warn("checkpoint {} written", 42);
-              return 0;
-            }),
+  EXPECT_EQ(run({"--log-file", path},
+                [] {
+                  spdlog::warn("checkpoint {} written", 42);
+                  return 0;
+                }),
             0);
   spdlog::default_logger()->flush();
   std::ifstream in(path);

@@ -71,29 +71,29 @@ TEST(ConfigLoader, UnknownKeyNamesFileLineAndValidKeys) {
 
 TEST(ConfigLoader, UnknownTopLevelSection) {
   TempDir dir;
-  NMT_EXPECT_THROW_WITH(load_text(dir, "optimiser:\n  lr: 1\n"), ConfigError,
-                        "config.yaml:1:1", "unknown key 'optimiser'");
+  NMT_EXPECT_THROW_WITH(load_text(dir, "optimiser:\n  lr: 1\n"), ConfigError, "config.yaml:1:1",
+                        "unknown key 'optimiser'");
 }
 
 TEST(ConfigLoader, WrongTypesNameKeyAndExpectedType) {
   TempDir dir;
-  NMT_EXPECT_THROW_WITH(load_text(dir, "model:\n  d_model: big\n"), ConfigError,
-                        "config.yaml:2:3", "model.d_model", "expected an integer", "'big'");
+  NMT_EXPECT_THROW_WITH(load_text(dir, "model:\n  d_model: big\n"), ConfigError, "config.yaml:2:3",
+                        "model.d_model", "expected an integer", "'big'");
   NMT_EXPECT_THROW_WITH(load_text(dir, "model:\n  d_model: 1.5\n"), ConfigError,
                         "expected an integer");
-  NMT_EXPECT_THROW_WITH(load_text(dir, "model:\n  dropout: [1]\n"), ConfigError,
-                        "model.dropout", "expected a number", "a list");
-  NMT_EXPECT_THROW_WITH(load_text(dir, "model:\n  shared: yes\n"), ConfigError,
-                        "model.shared", "expected a boolean");
-  NMT_EXPECT_THROW_WITH(load_text(dir, "model:\n  sizes: [1, x]\n"), ConfigError,
-                        "model.sizes", "item 1: expected integers");
+  NMT_EXPECT_THROW_WITH(load_text(dir, "model:\n  dropout: [1]\n"), ConfigError, "model.dropout",
+                        "expected a number", "a list");
+  NMT_EXPECT_THROW_WITH(load_text(dir, "model:\n  shared: yes\n"), ConfigError, "model.shared",
+                        "expected a boolean");
+  NMT_EXPECT_THROW_WITH(load_text(dir, "model:\n  sizes: [1, x]\n"), ConfigError, "model.sizes",
+                        "item 1: expected integers");
   NMT_EXPECT_THROW_WITH(load_text(dir, "model: 3\n"), ConfigError, "model", "expected a mapping");
 }
 
 TEST(ConfigLoader, SyntaxErrorAndMissingFile) {
   TempDir dir;
-  NMT_EXPECT_THROW_WITH(load_text(dir, "model:\n  d_model: [1\n"), ConfigError, "config.yaml:",
-                        "YAML syntax error");
+  NMT_EXPECT_THROW_WITH(load_text(dir, "model:\n  d_model: [1\n"), ConfigError,
+                        "config.yaml:", "YAML syntax error");
   NMT_EXPECT_THROW_WITH(load_yaml_file(dir.file("absent.yaml")), ConfigError, "absent.yaml",
                         "cannot open");
 }
@@ -123,7 +123,8 @@ TEST(ConfigLoader, BadOverridesFail) {
   NMT_EXPECT_THROW_WITH(apply_override(root, "model..x=1"), ConfigError, "malformed key");
   NMT_EXPECT_THROW_WITH(apply_override(root, "model.d_model.x=1"), ConfigError, "not a section");
   apply_override(root, "model.no_such_key=1");
-  NMT_EXPECT_THROW_WITH(load_sample(root, path), ConfigError, "--set", "unknown key 'model.no_such_key'");
+  NMT_EXPECT_THROW_WITH(load_sample(root, path), ConfigError, "--set",
+                        "unknown key 'model.no_such_key'");
   auto root2 = load_yaml_file(path);
   apply_override(root2, "model.d_model=wide");
   NMT_EXPECT_THROW_WITH(load_sample(root2, path), ConfigError, "(or --set)", "model.d_model",

@@ -32,9 +32,8 @@ TEST(Runtime, BlasBackendIsOptimised) {
   const auto backend = detect_blas_backend();
   // Debian's LibTorch loads libblas.so.3 through the alternatives system; jobs/setup.sh installs
   // libopenblas0-pthread so it resolves to OpenBLAS.
-  EXPECT_FALSE(backend.is_reference())
-      << "LibTorch runs on the reference BLAS (" << backend.library
-      << "): install libopenblas0-pthread";
+  EXPECT_FALSE(backend.is_reference()) << "LibTorch runs on the reference BLAS (" << backend.library
+                                       << "): install libopenblas0-pthread";
   EXPECT_NE(backend.name, "reference");
   // A statically linked MKL (pip-style LibTorch) shows no library; anything else names one.
   if (backend.name != "unknown") {

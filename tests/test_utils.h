@@ -40,17 +40,17 @@ inline void write_text(const std::string& path, const std::string& text) {
 }
 
 // Expects `statement` to throw E whose message contains every one of `parts`.
-#define NMT_EXPECT_THROW_WITH(statement, E, ...)                                   \
-  do {                                                                             \
-    try {                                                                          \
-      statement;                                                                   \
-      ADD_FAILURE() << "expected " #E " from: " #statement;                        \
-    } catch (const E& e) {                                                         \
-      for (const std::string& part : {__VA_ARGS__}) {                              \
-        EXPECT_NE(std::string(e.what()).find(part), std::string::npos)             \
-            << "message '" << e.what() << "' lacks '" << part << "'";              \
-      }                                                                            \
-    }                                                                              \
+#define NMT_EXPECT_THROW_WITH(statement, E, ...)                       \
+  do {                                                                 \
+    try {                                                              \
+      statement;                                                       \
+      ADD_FAILURE() << "expected " #E " from: " #statement;            \
+    } catch (const E& e) {                                             \
+      for (const std::string& part : {__VA_ARGS__}) {                  \
+        EXPECT_NE(std::string(e.what()).find(part), std::string::npos) \
+            << "message '" << e.what() << "' lacks '" << part << "'";  \
+      }                                                                \
+    }                                                                  \
   } while (0)
 
 }  // namespace nmt::testing

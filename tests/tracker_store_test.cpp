@@ -36,8 +36,9 @@ TEST(TrackerStore, MetricsRoundTripAcrossReopen) {
     run.bind(2, "base'; DROP TABLE runs; --");
     run.exec();
     const auto run_id = sql.getLastInsertRowid();
-    SQLite::Statement metric(sql,
-                             "INSERT INTO metrics(run_id, key, step, value, wall_time) VALUES (?, 'loss', ?, ?, 0)");
+    SQLite::Statement metric(
+        sql,
+        "INSERT INTO metrics(run_id, key, step, value, wall_time) VALUES (?, 'loss', ?, ?, 0)");
     for (int step = 1; step <= 100; ++step) {
       metric.bind(1, run_id);
       metric.bind(2, step);

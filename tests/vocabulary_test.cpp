@@ -14,9 +14,10 @@ using testing::TempDir;
 // Deterministic pseudo-sentences over a small lexicon, both "languages" mixed as in a joint
 // vocabulary.
 std::vector<std::string> generate_corpus(int lines) {
-  const std::vector<std::string> words = {
-      "the", "a", "dog", "runs", "across", "green", "field", "der", "ein", "Hund", "läuft",
-      "über", "grüne", "Wiese", "children", "Kinder", "playing", "spielen", "street", "Straße"};
+  const std::vector<std::string> words = {"the",    "a",       "dog",     "runs",   "across",
+                                          "green",  "field",   "der",     "ein",    "Hund",
+                                          "läuft",  "über",    "grüne",   "Wiese",  "children",
+                                          "Kinder", "playing", "spielen", "street", "Straße"};
   std::vector<std::string> corpus;
   std::uint32_t state = 12345;
   for (int i = 0; i < lines; ++i) {
@@ -41,7 +42,8 @@ VocabularyOptions small_options(const std::string& type) {
 
 TEST(Vocabulary, BpeTrainEncodeDecodeRoundTrip) {
   const auto corpus = generate_corpus(2000);
-  const auto vocab = Vocabulary::from_serialized(train_vocabulary(corpus, small_options("bpe")), "bpe");
+  const auto vocab =
+      Vocabulary::from_serialized(train_vocabulary(corpus, small_options("bpe")), "bpe");
   EXPECT_EQ(vocab.size(), 60);
   EXPECT_EQ(vocab.piece(kPadId), "<pad>");
   EXPECT_EQ(vocab.piece(kUnkId), "<unk>");

@@ -3,5 +3,5 @@
 // needs: <torch/torch.h> would add autograd functions, datasets, serialization and JIT for nothing.
 #include <ATen/core/Tensor.h>
 #include <c10/core/Device.h>
-#include <torch/types.h>
 #include <torch/cuda.h>
+#include <torch/types.h>

@@ -31,8 +31,12 @@ Database::Database(const std::string& path) : path_(path), db_(open_or_explain(p
   }
 }
 
-int Database::schema_version() { return db_.execAndGet("PRAGMA user_version").getInt(); }
+int Database::schema_version() {
+  return db_.execAndGet("PRAGMA user_version").getInt();
+}
 
-std::string Database::journal_mode() { return db_.execAndGet("PRAGMA journal_mode").getString(); }
+std::string Database::journal_mode() {
+  return db_.execAndGet("PRAGMA journal_mode").getString();
+}
 
 }  // namespace nmt::tracker

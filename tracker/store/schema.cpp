@@ -92,7 +92,9 @@ const std::vector<const char*>& migrations() {
 
 }  // namespace
 
-int latest_schema_version() { return static_cast<int>(migrations().size()); }
+int latest_schema_version() {
+  return static_cast<int>(migrations().size());
+}
 
 void migrate(SQLite::Database& db, const std::string& path) {
   const int current = db.execAndGet("PRAGMA user_version").getInt();

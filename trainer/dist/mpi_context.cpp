@@ -2,9 +2,9 @@
 
 #include <mpi.h>
 
+#include <fmt/format.h>
 #include <climits>
 #include <cstdlib>
-#include <fmt/format.h>
 
 namespace nmt::dist {
 namespace {
@@ -48,8 +48,8 @@ MpiContext::~MpiContext() {
 }
 
 void MpiContext::allreduce_sum(std::vector<double>& values) const {
-  check(MPI_Allreduce(MPI_IN_PLACE, values.data(), checked_count(values.size()), MPI_DOUBLE, MPI_SUM,
-                      MPI_COMM_WORLD),
+  check(MPI_Allreduce(MPI_IN_PLACE, values.data(), checked_count(values.size()), MPI_DOUBLE,
+                      MPI_SUM, MPI_COMM_WORLD),
         "MPI_Allreduce(double)");
 }
 
@@ -58,8 +58,9 @@ void MpiContext::allreduce_sum(std::vector<float>& values) const {
 }
 
 void MpiContext::allreduce_sum(float* values, std::size_t count) const {
-  check(MPI_Allreduce(MPI_IN_PLACE, values, checked_count(count), MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD),
-        "MPI_Allreduce(float)");
+  check(
+      MPI_Allreduce(MPI_IN_PLACE, values, checked_count(count), MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD),
+      "MPI_Allreduce(float)");
 }
 
 void MpiContext::allreduce_sum(std::vector<std::int64_t>& values) const {
@@ -81,7 +82,9 @@ void MpiContext::broadcast(std::string& text, int root) const {
         "MPI_Bcast(string)");
 }
 
-void MpiContext::barrier() const { check(MPI_Barrier(MPI_COMM_WORLD), "MPI_Barrier"); }
+void MpiContext::barrier() const {
+  check(MPI_Barrier(MPI_COMM_WORLD), "MPI_Barrier");
+}
 
 void MpiContext::abort(int code) const {
   MPI_Abort(MPI_COMM_WORLD, code);

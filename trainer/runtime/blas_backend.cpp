@@ -15,7 +15,8 @@ namespace {
 
 int collect_library(dl_phdr_info* info, size_t /*size*/, void* data) {
   auto* names = static_cast<std::vector<std::string>*>(data);
-  if (info->dlpi_name != nullptr && info->dlpi_name[0] != '\0') names->emplace_back(info->dlpi_name);
+  if (info->dlpi_name != nullptr && info->dlpi_name[0] != '\0')
+    names->emplace_back(info->dlpi_name);
   return 0;
 }
 

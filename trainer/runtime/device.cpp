@@ -13,7 +13,8 @@ c10::Device select_device(const std::string& name) {
   if (name == "auto") return cuda ? c10::Device(c10::kCUDA, 0) : c10::Device(c10::kCPU);
   if (name == "cpu") return c10::Device(c10::kCPU);
   if (name.rfind("cuda", 0) != 0) {
-    throw std::invalid_argument("unknown device '" + name + "' (expected cpu, cuda, cuda:N or auto)");
+    throw std::invalid_argument("unknown device '" + name +
+                                "' (expected cpu, cuda, cuda:N or auto)");
   }
   if (!cuda) {
     throw std::invalid_argument("device '" + name +
@@ -29,7 +30,8 @@ c10::Device select_device(const std::string& name) {
   }
   const auto count = static_cast<int>(torch::cuda::device_count());
   if (device.has_index() && device.index() >= count) {
-    throw std::invalid_argument(fmt::format("device '{}' requested but only {} GPU(s) are visible", name, count));
+    throw std::invalid_argument(
+        fmt::format("device '{}' requested but only {} GPU(s) are visible", name, count));
   }
   return device.has_index() ? device : c10::Device(c10::kCUDA, 0);
 }
