@@ -204,6 +204,17 @@ ConfigSection ConfigSection::section(const std::string& key) const {
   return ConfigSection(child(key), source_, dotted(key));
 }
 
+std::vector<ConfigSection> ConfigSection::section_list(const std::string& key) const {
+  const YAML::Node n = child(key);
+  std::vector<ConfigSection> items;
+  if (!n.IsDefined() || n.IsNull()) return items;
+  if (!n.IsSequence()) throw error(key, fmt::format("expected a list, got {}", describe(n)));
+  for (std::size_t i = 0; i < n.size(); ++i) {
+    items.emplace_back(n[i], source_, fmt::format("{}[{}]", dotted(key), i));
+  }
+  return items;
+}
+
 void ConfigSection::finish() const {
   if (!node_.IsMap()) return;
   for (const auto& entry : node_) {

@@ -54,6 +54,8 @@ class ConfigSection {
 
   // A nested mapping; absent yields an empty section (all defaults kept).
   ConfigSection section(const std::string& key) const;
+  // A list of mappings (e.g. corpora); absent yields an empty list. Items are named "key[i]".
+  std::vector<ConfigSection> section_list(const std::string& key) const;
   bool has(const std::string& key) const;
 
   // Throws for the first key present in the YAML that no read()/section() asked for, listing the

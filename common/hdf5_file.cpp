@@ -89,8 +89,10 @@ void Hdf5File::create_group(const std::string& group) {
     const auto slash = group.find('/', start);
     prefix = group.substr(0, slash);
     if (!prefix.empty() && prefix != "/" && !exists(prefix)) {
+      Hdf5Handle props(H5Pcreate(H5P_GROUP_CREATE), H5Pclose);
+      H5Pset_obj_track_times(props.get(), false);
       const hid_t g =
-          H5Gcreate2(file_.get(), prefix.c_str(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+          H5Gcreate2(file_.get(), prefix.c_str(), H5P_DEFAULT, props.get(), H5P_DEFAULT);
       if (g < 0) fail(fmt::format("cannot create group '{}'", prefix));
       H5Gclose(g);
     }
@@ -120,16 +122,18 @@ Hdf5Handle Hdf5File::open_object(const std::string& object) const {
 }
 
 void Hdf5File::write_raw(const std::string& dataset, hid_t type, const void* data, std::size_t n,
-                         std::size_t chunk) {
+                         std::size_t chunk, int deflate_level) {
   const auto slash = dataset.rfind('/');
   if (slash != std::string::npos && slash > 0) create_group(dataset.substr(0, slash));
   const hsize_t dims[1] = {static_cast<hsize_t>(n)};
   Hdf5Handle space(H5Screate_simple(1, dims, nullptr), H5Sclose);
   Hdf5Handle props(H5Pcreate(H5P_DATASET_CREATE), H5Pclose);
+  // No modification times in object headers: the same data must give the same file bytes.
+  H5Pset_obj_track_times(props.get(), false);
   if (chunk > 0 && n > 0) {
     const hsize_t chunk_dims[1] = {static_cast<hsize_t>(std::min(chunk, n))};
     H5Pset_chunk(props.get(), 1, chunk_dims);
-    H5Pset_deflate(props.get(), 4);
+    if (deflate_level > 0) H5Pset_deflate(props.get(), static_cast<unsigned>(deflate_level));
   }
   Hdf5Handle set(H5Dcreate2(file_.get(), dataset.c_str(), type, space.get(), H5P_DEFAULT,
                             props.get(), H5P_DEFAULT),

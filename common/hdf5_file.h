@@ -50,9 +50,11 @@ class Hdf5File {
   void create_group(const std::string& group);
   bool exists(const std::string& object) const;
 
-  // 1-D datasets. `chunk` > 0 stores the data chunked and deflate-compressed (level 4).
+  // 1-D datasets. `chunk` > 0 stores the data in chunks of that many elements, compressed with
+  // deflate at `deflate_level` (0: chunked, uncompressed). Readers need no settings for either.
   template <typename T>
-  void write(const std::string& dataset, const std::vector<T>& data, std::size_t chunk = 0);
+  void write(const std::string& dataset, const std::vector<T>& data, std::size_t chunk = 0,
+             int deflate_level = 4);
   template <typename T>
   std::vector<T> read(const std::string& dataset) const;
   // Number of elements of a 1-D dataset.
@@ -74,7 +76,7 @@ class Hdf5File {
   Hdf5Handle open_attribute(const std::string& object, const std::string& name) const;
   H5T_class_t attribute_class(const Hdf5Handle& attr) const;
   void write_raw(const std::string& dataset, hid_t type, const void* data, std::size_t n,
-                 std::size_t chunk);
+                 std::size_t chunk, int deflate_level);
   void read_raw(const std::string& dataset, hid_t type, void* data, std::size_t n) const;
   void write_attribute(const std::string& object, const std::string& name, hid_t type,
                        const void* value);
@@ -89,8 +91,9 @@ template <typename T>
 hid_t hdf5_native_type();
 
 template <typename T>
-void Hdf5File::write(const std::string& dataset, const std::vector<T>& data, std::size_t chunk) {
-  write_raw(dataset, hdf5_native_type<T>(), data.data(), data.size(), chunk);
+void Hdf5File::write(const std::string& dataset, const std::vector<T>& data, std::size_t chunk,
+                     int deflate_level) {
+  write_raw(dataset, hdf5_native_type<T>(), data.data(), data.size(), chunk, deflate_level);
 }
 
 template <typename T>

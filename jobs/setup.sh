@@ -16,7 +16,7 @@ PACKAGES=(
   libgtest-dev libgmock-dev libbenchmark-dev
   libsentencepiece-dev sentencepiece
   zlib1g-dev libssl-dev
-  curl python3
+  curl python3 python3-h5py   # h5py: tests read shards back as users will
 )
 
 if [[ "${NMT_SKIP_SETUP:-0}" == "1" ]]; then

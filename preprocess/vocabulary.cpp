@@ -1,7 +1,8 @@
 #include "preprocess/vocabulary.h"
 
+#include "common/sha256.h"
+
 #include <fmt/format.h>
-#include <openssl/evp.h>
 #include <sentencepiece_processor.h>
 #include <sentencepiece_trainer.h>
 
@@ -144,17 +145,6 @@ int Vocabulary::size() const {
 
 std::string Vocabulary::sha256() const {
   return sha256_hex(serialized_);
-}
-
-std::string sha256_hex(const std::string& bytes) {
-  unsigned char digest[EVP_MAX_MD_SIZE];
-  unsigned int length = 0;
-  if (EVP_Digest(bytes.data(), bytes.size(), digest, &length, EVP_sha256(), nullptr) != 1) {
-    throw std::runtime_error("SHA-256 computation failed");
-  }
-  std::string hex;
-  for (unsigned int i = 0; i < length; ++i) hex += fmt::format("{:02x}", digest[i]);
-  return hex;
 }
 
 }  // namespace nmt::preprocess

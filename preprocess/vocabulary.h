@@ -24,9 +24,9 @@ struct VocabularyOptions {
   std::string model_type = "bpe";        // "bpe" (the paper) or "unigram"
   int vocab_size = 37000;                // the paper's WMT14 EN-DE size
   double character_coverage = 1.0;       // keep every character of the (European) training text
-  std::int64_t max_sentences = 2000000;  // sentences SentencePiece samples from its input
+  std::int64_t max_sentences = 1000000;  // training sentences sampled from the corpus (both sides)
   int max_sentence_length = 4192;        // bytes; longer training sentences are skipped
-  int threads = 1;                       // SentencePiece trainer threads
+  int threads = 1;                       // trainer threads (recorded in the model bytes)
   std::uint32_t seed = 1;                // fixes the sampling so a vocabulary can be rebuilt
   void validate() const;
 };
@@ -61,8 +61,5 @@ class Vocabulary {
   std::string name_;
   std::string serialized_;
 };
-
-// Hex SHA-256 of a byte string.
-std::string sha256_hex(const std::string& bytes);
 
 }  // namespace nmt::preprocess

@@ -4,6 +4,7 @@
 #include "preprocess/vocabulary.h"
 
 #include "common/atomic_file.h"
+#include "common/sha256.h"
 #include "test_utils.h"
 
 namespace nmt::preprocess {

@@ -1,0 +1,114 @@
+// nmt-preprocess: WMT-style parallel corpora -> cleaned, joint-vocabulary-encoded HDF5 shards.
+
+#include <iostream>
+
+#include "common/cli.h"
+#include "common/progress.h"
+#include "preprocess/pipeline.h"
+
+namespace {
+
+using nmt::preprocess::CorpusSpec;
+using nmt::preprocess::PreprocessConfig;
+
+struct CommandLine {
+  std::string config_file;
+  std::vector<std::string> overrides;
+  std::map<std::string, std::vector<std::vector<std::string>>> corpora;  // split -> [src, tgt?]
+  std::string format = "auto";
+  std::vector<int> tsv_columns;
+};
+
+void add_corpus_flags(CLI::App& app, CommandLine& cl) {
+  for (const char* split : {"train", "valid", "test"}) {
+    app.add_option(std::string("--") + split, cl.corpora[split],
+                   std::string("A ") + split +
+                       " corpus: SRC TGT (text, .gz or .sgm pair) or one FILE.tsv; repeatable")
+        ->expected(1, 2)
+        ->type_name("SRC [TGT]");
+  }
+  app.add_option("--format", cl.format,
+                 "Corpus format of the files given here: auto, text, sgml, tsv")
+      ->capture_default_str();
+  app.add_option("--tsv-columns", cl.tsv_columns, "Source and target columns of TSV rows (0-based)")
+      ->expected(2)
+      ->delimiter(',');
+}
+
+void add_corpora(const CommandLine& cl, PreprocessConfig& config) {
+  for (const auto& [split, list] : cl.corpora) {
+    for (const auto& files : list) {
+      CorpusSpec spec;
+      spec.source = files.at(0);
+      spec.target = files.size() > 1 ? files[1] : "";
+      spec.format = nmt::preprocess::parse_corpus_format(cl.format);
+      if (!cl.tsv_columns.empty()) {
+        spec.tsv_source_column = cl.tsv_columns[0];
+        spec.tsv_target_column = cl.tsv_columns[1];
+      }
+      config.split(split).corpora.push_back(spec);
+    }
+  }
+}
+
+void print_summary(const nmt::preprocess::PreprocessResult& r, const std::string& out) {
+  using nmt::with_thousands;
+  const auto& m = r.manifest;
+  std::cout << fmt::format("\n{:<8}{:>12}{:>12}{:>10}{:>14}{:>14}{:>8}\n", "split", "read", "kept",
+                           "dropped", "src tokens", "tgt tokens", "shards");
+  for (const auto& s : m.splits) {
+    std::int64_t src = 0, tgt = 0;
+    for (const auto& shard : s.shards) src += shard.src_tokens, tgt += shard.tgt_tokens;
+    std::cout << fmt::format("{:<8}{:>12}{:>12}{:>10}{:>14}{:>14}{:>8}\n", s.name,
+                             with_thousands(s.cleaning.read), with_thousands(s.cleaning.kept),
+                             with_thousands(s.cleaning.dropped_total()), with_thousands(src),
+                             with_thousands(tgt), s.shards.size());
+  }
+  std::cout << fmt::format("vocabulary: {} pieces ({}), sha256 {}\n", m.vocab_size, m.vocab_type,
+                           m.vocab_sha256);
+  std::cout << fmt::format("time: clean {:.1f} s, vocabulary {:.1f} s, encode+write {:.1f} s\n",
+                           r.seconds_clean, r.seconds_vocab, r.seconds_encode);
+  std::cout << "output: " << out << "\n";
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{
+      "Clean parallel corpora, learn a joint SentencePiece vocabulary and write "
+      "tokenized HDF5 shards with a manifest.",
+      "nmt-preprocess"};
+  CommandLine cl;
+  PreprocessConfig flags;  // holds the values of flags given on the command line
+  nmt::LogOptions log;
+  log.tool = "nmt-preprocess";
+  app.add_option("--config", cl.config_file, "YAML config (see preprocess/preprocess_config.h)");
+  app.add_option("--set", cl.overrides, "Override a config key, e.g. --set vocab.size=8000");
+  auto* out = app.add_option("--out", flags.out, "Output directory (must not exist)");
+  auto* overwrite =
+      app.add_flag("--overwrite", flags.overwrite, "Replace an existing output directory");
+  auto* vocab_size =
+      app.add_option("--vocab-size", flags.vocab.vocab_size, "Joint vocabulary size");
+  auto* vocab_type = app.add_option("--vocab-type", flags.vocab.model_type, "bpe or unigram");
+  auto* spm = app.add_option("--spm-model", flags.spm_model, "Reuse this SentencePiece model");
+  auto* threads = app.add_option("--threads", flags.threads, "Encoding and vocabulary threads");
+  auto* shard_size =
+      app.add_option("--shard-size", flags.shards.pairs_per_shard, "Pairs per shard");
+  add_corpus_flags(app, cl);
+  nmt::add_logging_flags(app, log);
+  return nmt::run_tool(app, log, argc, argv, [&] {
+    auto config = nmt::preprocess::load_preprocess_config(cl.config_file, cl.overrides);
+    // Command-line flags win over the config file.
+    if (*out) config.out = flags.out;
+    if (*overwrite) config.overwrite = flags.overwrite;
+    if (*vocab_size) config.vocab.vocab_size = flags.vocab.vocab_size;
+    if (*vocab_type) config.vocab.model_type = flags.vocab.model_type;
+    if (*spm) config.spm_model = flags.spm_model;
+    if (*threads) config.threads = flags.threads;
+    if (*shard_size) config.shards.pairs_per_shard = flags.shards.pairs_per_shard;
+    add_corpora(cl, config);
+    const auto result = nmt::preprocess::run_preprocess(config);
+    print_summary(result, config.out);
+    return 0;
+  });
+}

@@ -1,0 +1,60 @@
+#include "common/progress.h"
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include <cmath>
+
+namespace nmt {
+
+std::string with_thousands(std::int64_t value) {
+  std::string digits = std::to_string(value < 0 ? -value : value);
+  std::string out;
+  for (std::size_t i = 0; i < digits.size(); ++i) {
+    if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
+    out += digits[i];
+  }
+  return value < 0 ? "-" + out : out;
+}
+
+std::string format_duration(double seconds) {
+  const auto total = static_cast<std::int64_t>(std::llround(std::max(0.0, seconds)));
+  const auto h = total / 3600, m = (total % 3600) / 60, s = total % 60;
+  return h > 0 ? fmt::format("{}:{:02}:{:02}", h, m, s) : fmt::format("{}:{:02}", m, s);
+}
+
+ProgressMeter::ProgressMeter(std::string label, std::string unit, double interval_seconds)
+    : label_(std::move(label)),
+      unit_(std::move(unit)),
+      interval_(interval_seconds),
+      start_(std::chrono::steady_clock::now()),
+      last_(start_) {}
+
+void ProgressMeter::update(std::int64_t count, double fraction) {
+  const auto now = std::chrono::steady_clock::now();
+  if (now - last_ < interval_) return;
+  last_ = now;
+  log_line(count, fraction, std::chrono::duration<double>(now - start_).count());
+}
+
+void ProgressMeter::log_line(std::int64_t count, double fraction, double elapsed) const {
+  const double rate = elapsed > 0 ? static_cast<double>(count) / elapsed : 0.0;
+  std::string line = fmt::format("{}: {} {}, {} {}/s", label_, with_thousands(count), unit_,
+                                 with_thousands(static_cast<std::int64_t>(rate)), unit_);
+  if (fraction > 0.0 && fraction <= 1.0) {
+    const double eta = elapsed * (1.0 - fraction) / fraction;
+    line += fmt::format(", {:.1f}% done, ETA {}", 100.0 * fraction, format_duration(eta));
+  }
+  spdlog::info("{}", line);
+}
+
+double ProgressMeter::finish(std::int64_t count) {
+  const double elapsed =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+  const double rate = elapsed > 0 ? static_cast<double>(count) / elapsed : 0.0;
+  spdlog::info("{}: done, {} {} in {} ({} {}/s)", label_, with_thousands(count), unit_,
+               format_duration(elapsed), with_thousands(static_cast<std::int64_t>(rate)), unit_);
+  return elapsed;
+}
+
+}  // namespace nmt

@@ -1,0 +1,275 @@
+#include "preprocess/pipeline.h"
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <stdexcept>
+#include <thread>
+
+#include "common/atomic_file.h"
+#include "common/progress.h"
+
+namespace nmt::preprocess {
+namespace {
+
+namespace fs = std::filesystem;
+
+// Removes the temporary output directory unless the run reached the final rename.
+class TempDirGuard {
+ public:
+  explicit TempDirGuard(fs::path path) : path_(std::move(path)) { fs::create_directories(path_); }
+  ~TempDirGuard() {
+    if (armed_) {
+      std::error_code ec;
+      fs::remove_all(path_, ec);
+    }
+  }
+  TempDirGuard(const TempDirGuard&) = delete;
+  TempDirGuard& operator=(const TempDirGuard&) = delete;
+  const fs::path& path() const { return path_; }
+  void release() { armed_ = false; }
+
+ private:
+  fs::path path_;
+  bool armed_ = true;
+};
+
+// Uniform sample of at most `capacity` sentences from a stream (Algorithm R), seeded, so the
+// vocabulary is reproducible and its memory bounded whatever the corpus size.
+class ReservoirSample {
+ public:
+  ReservoirSample(std::int64_t capacity, std::uint32_t seed) : capacity_(capacity), rng_(seed) {}
+  void offer(const std::string& sentence) {
+    ++seen_;
+    if (static_cast<std::int64_t>(items_.size()) < capacity_) {
+      items_.push_back(sentence);
+      return;
+    }
+    const auto j = std::uniform_int_distribution<std::int64_t>(0, seen_ - 1)(rng_);
+    if (j < capacity_) items_[static_cast<std::size_t>(j)] = sentence;
+  }
+  const std::vector<std::string>& items() const { return items_; }
+  std::int64_t seen() const { return seen_; }
+
+ private:
+  std::int64_t capacity_;
+  std::int64_t seen_ = 0;
+  std::mt19937_64 rng_;
+  std::vector<std::string> items_;
+};
+
+struct CleanedSplit {
+  std::string file;  // source \t target \t index, one pair a line
+  CleaningStats stats;
+};
+
+std::int64_t total_bytes(const std::vector<CorpusSpec>& corpora) {
+  std::int64_t total = 0;
+  for (const auto& c : corpora) {
+    std::error_code ec;
+    total += static_cast<std::int64_t>(fs::file_size(c.source, ec));
+    if (!c.target.empty()) total += static_cast<std::int64_t>(fs::file_size(c.target, ec));
+  }
+  return std::max<std::int64_t>(total, 1);
+}
+
+CleanedSplit clean_split(const SplitCorpora& split, const CleaningOptions& options,
+                         const fs::path& tmp, ReservoirSample* sample) {
+  CleanedSplit result{(tmp / (split.name + ".clean.txt")).string(), {}};
+  std::ofstream out(result.file, std::ios::binary);
+  if (!out) throw std::runtime_error(result.file + ": cannot create temporary file");
+  PairCleaner cleaner(options, split.name == "train" || options.filter_eval_splits);
+  ProgressMeter progress("clean " + split.name, "pairs");
+  const double all_bytes = static_cast<double>(total_bytes(split.corpora));
+  double done_bytes = 0;
+  std::int64_t index = 0;
+  for (const auto& spec : split.corpora) {
+    spdlog::info("reading {} corpus {}", split.name, spec.describe());
+    auto reader = open_corpus(spec);
+    SentencePair pair;
+    while (reader->next(pair)) {
+      if (cleaner.apply(pair)) {
+        out << pair.source << '\t' << pair.target << '\t' << index << '\n';
+        if (sample != nullptr) {
+          sample->offer(pair.source);
+          sample->offer(pair.target);
+        }
+      }
+      ++index;
+      progress.update(index, (done_bytes + reader->progress() * reader->total_bytes()) / all_bytes);
+    }
+    done_bytes += static_cast<double>(reader->total_bytes());
+  }
+  out.close();
+  if (!out) throw std::runtime_error(result.file + ": write failed (disk full?)");
+  progress.finish(index);
+  result.stats = cleaner.stats();
+  return result;
+}
+
+void log_cleaning(const std::string& split, const CleaningStats& s) {
+  std::string dropped, repaired;
+  for (const auto& [reason, n] : s.dropped) dropped += fmt::format(" {}={}", reason, n);
+  for (const auto& [reason, n] : s.repaired) repaired += fmt::format(" {}={}", reason, n);
+  spdlog::info("{}: read {}, kept {}, dropped {}{}{}", split, with_thousands(s.read),
+               with_thousands(s.kept), with_thousands(s.dropped_total()),
+               dropped.empty() ? "" : " (" + dropped.substr(1) + ")",
+               repaired.empty() ? "" : "; repaired:" + repaired);
+}
+
+struct EncodedPair {
+  std::vector<std::int32_t> src, tgt;
+  std::int64_t index = 0;
+};
+
+// Splits "source\ttarget\tindex" (the cleaner guarantees no tabs inside the text).
+void parse_clean_line(const std::string& line, std::string& src, std::string& tgt,
+                      std::int64_t& index) {
+  const auto a = line.find('\t');
+  const auto b = line.find('\t', a + 1);
+  if (a == std::string::npos || b == std::string::npos) {
+    throw std::runtime_error("corrupt intermediate line: " + line.substr(0, 80));
+  }
+  src.assign(line, 0, a);
+  tgt.assign(line, a + 1, b - a - 1);
+  index = std::stoll(line.substr(b + 1));
+}
+
+// Encodes lines[begin, end) into out[begin, end): each thread owns a contiguous slice, so the
+// result does not depend on the number of threads.
+void encode_block(const Vocabulary& vocab, const std::vector<std::string>& lines,
+                  std::vector<EncodedPair>& out, int threads) {
+  out.resize(lines.size());
+  const auto work = [&](std::size_t begin, std::size_t end) {
+    std::string src, tgt;
+    for (std::size_t i = begin; i < end; ++i) {
+      parse_clean_line(lines[i], src, tgt, out[i].index);
+      out[i].src = vocab.encode(src);
+      out[i].tgt = vocab.encode(tgt);
+    }
+  };
+  const std::size_t n = lines.size();
+  const std::size_t t =
+      std::min<std::size_t>(static_cast<std::size_t>(threads), std::max<std::size_t>(n, 1));
+  std::vector<std::thread> pool;
+  for (std::size_t k = 1; k < t; ++k) pool.emplace_back(work, n * k / t, n * (k + 1) / t);
+  work(0, n / t);
+  for (auto& th : pool) th.join();
+}
+
+Vocabulary prepare_vocabulary(const PreprocessConfig& config, const ReservoirSample& sample,
+                              const fs::path& tmp) {
+  std::string model;
+  if (!config.spm_model.empty()) {
+    model = Vocabulary::load(config.spm_model).serialized();
+    spdlog::info("vocabulary: reusing {}", config.spm_model);
+  } else {
+    const auto& options = config.vocab;
+    spdlog::info("vocabulary: training {} with {} pieces on {} of {} sentences", options.model_type,
+                 options.vocab_size,
+                 with_thousands(static_cast<std::int64_t>(sample.items().size())),
+                 with_thousands(sample.seen()));
+    model = train_vocabulary(sample.items(), options);
+  }
+  write_file_atomically((tmp / kVocabularyFile).string(), model);
+  return Vocabulary::from_serialized(model, kVocabularyFile);
+}
+
+// Moves the finished temporary directory into place; with overwrite, the old output is moved
+// aside first and removed only after the new one is in place.
+void publish(const fs::path& tmp, const fs::path& out, bool overwrite) {
+  fs::path old;
+  if (fs::exists(out)) {
+    if (!overwrite) throw std::runtime_error(out.string() + ": exists (use --overwrite)");
+    old = out.string() + fmt::format(".old-{}", ::getpid());
+    fs::rename(out, old);
+  }
+  fs::rename(tmp, out);
+  fsync_path(out.parent_path().empty() ? "." : out.parent_path().string());
+  if (!old.empty()) fs::remove_all(old);
+}
+
+}  // namespace
+
+std::vector<ShardInfo> encode_to_shards(const std::string& clean_file, const Vocabulary& vocab,
+                                        const ShardHeader& header, const ShardOptions& options,
+                                        int threads, const std::string& dir,
+                                        std::int64_t expected_pairs) {
+  std::ifstream in(clean_file, std::ios::binary);
+  if (!in) throw std::runtime_error(clean_file + ": cannot open intermediate file");
+  ShardWriter writer(dir, header, options.pairs_per_shard, options.compression);
+  ProgressMeter progress("encode " + header.split, "pairs");
+  constexpr std::size_t kBlock = 16384;
+  std::vector<std::string> lines;
+  std::vector<EncodedPair> encoded;
+  std::int64_t done = 0;
+  std::string line;
+  while (true) {
+    lines.clear();
+    while (lines.size() < kBlock && std::getline(in, line)) lines.push_back(line);
+    if (lines.empty()) break;
+    encode_block(vocab, lines, encoded, threads);
+    for (const auto& p : encoded) writer.add(p.src, p.tgt, p.index);
+    done += static_cast<std::int64_t>(lines.size());
+    progress.update(done, expected_pairs > 0 ? static_cast<double>(done) / expected_pairs : -1.0);
+  }
+  progress.finish(done);
+  return writer.finish();
+}
+
+PreprocessResult run_preprocess(const PreprocessConfig& config) {
+  config.validate();
+  const fs::path out = fs::absolute(config.out).lexically_normal();
+  if (fs::exists(out) && !config.overwrite) {
+    throw std::runtime_error(out.string() + ": output directory exists (use --overwrite)");
+  }
+  TempDirGuard tmp(out.string() + fmt::format(".tmp-{}", ::getpid()));
+  PreprocessResult result;
+  const bool learn_vocab = config.spm_model.empty();
+  ReservoirSample sample(config.vocab.max_sentences, config.vocab.seed);
+
+  const auto t0 = std::chrono::steady_clock::now();
+  std::vector<std::pair<const SplitCorpora*, CleanedSplit>> cleaned;
+  for (const auto& split : config.splits) {
+    if (split.corpora.empty()) continue;
+    const bool sample_here = learn_vocab && split.name == "train";
+    cleaned.emplace_back(
+        &split, clean_split(split, config.cleaning, tmp.path(), sample_here ? &sample : nullptr));
+    log_cleaning(split.name, cleaned.back().second.stats);
+  }
+  const auto t1 = std::chrono::steady_clock::now();
+  const Vocabulary vocab = prepare_vocabulary(config, sample, tmp.path());
+  const auto t2 = std::chrono::steady_clock::now();
+
+  Manifest& manifest = result.manifest;
+  manifest.vocab_sha256 = vocab.sha256();
+  manifest.vocab_size = vocab.size();
+  manifest.vocab_type = learn_vocab ? config.vocab.model_type : "reused";
+  manifest.config = to_yaml(config);
+  for (const auto& [split, clean] : cleaned) {
+    SplitManifest entry;
+    entry.name = split->name;
+    for (const auto& c : split->corpora) entry.sources.push_back(c.describe());
+    entry.cleaning = clean.stats;
+    const ShardHeader header{split->name, vocab.size(), vocab.sha256(), entry.sources, clean.stats};
+    entry.shards = encode_to_shards(clean.file, vocab, header, config.shards, config.threads,
+                                    tmp.path().string(), clean.stats.kept);
+    fs::remove(clean.file);
+    manifest.splits.push_back(std::move(entry));
+  }
+  write_manifest(tmp.path().string(), manifest);
+  const auto t3 = std::chrono::steady_clock::now();
+  publish(tmp.path(), out, config.overwrite);
+  tmp.release();
+  result.seconds_clean = std::chrono::duration<double>(t1 - t0).count();
+  result.seconds_vocab = std::chrono::duration<double>(t2 - t1).count();
+  result.seconds_encode = std::chrono::duration<double>(t3 - t2).count();
+  return result;
+}
+
+}  // namespace nmt::preprocess

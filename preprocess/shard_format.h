@@ -1,0 +1,138 @@
+#pragma once
+// The tokenized shard format: the one definition used by nmt-preprocess (writer) and the trainer
+// and translator (reader). Documented for outside readers (h5py) in README.md, "Shard format".
+//
+// A preprocessed directory holds spm.model (the joint SentencePiece vocabulary), manifest.json and
+// the shards <split>-NNNNN.h5. Each shard is HDF5:
+//   /src/tokens   int32 [total source tokens]   subword ids, no BOS/EOS
+//   /src/offsets  int64 [pairs + 1]             pair i is tokens[offsets[i] : offsets[i+1]]
+//   /tgt/tokens, /tgt/offsets                   the same for the target side
+//   /index        int64 [pairs]                 0-based position of the pair in its split's input
+//   attributes on "/": format ("nmt-shard"), format_version, split, shard_index, num_pairs,
+//   vocab_size, vocab_sha256, sources (JSON list), cleaning (JSON counts of the whole split)
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "preprocess/cleaning.h"
+
+namespace nmt::preprocess {
+
+inline constexpr const char* kShardFormat = "nmt-shard";
+inline constexpr std::int64_t kShardFormatVersion = 1;
+inline constexpr const char* kManifestFile = "manifest.json";
+inline constexpr const char* kVocabularyFile = "spm.model";
+
+struct ShardInfo {
+  std::string file;  // relative to the directory
+  std::int64_t pairs = 0;
+  std::int64_t src_tokens = 0;
+  std::int64_t tgt_tokens = 0;
+  std::string sha256;
+};
+
+struct SplitManifest {
+  std::string name;                  // train, valid, test
+  std::vector<std::string> sources;  // CorpusSpec::describe() of each input corpus
+  CleaningStats cleaning;
+  std::vector<ShardInfo> shards;
+  std::int64_t pairs() const;
+};
+
+struct Manifest {
+  std::int64_t format_version = kShardFormatVersion;
+  std::string vocab_file = kVocabularyFile;
+  std::string vocab_sha256;
+  std::int64_t vocab_size = 0;
+  std::string vocab_type;  // bpe or unigram
+  std::vector<SplitManifest> splits;
+  std::string config;  // the resolved nmt-preprocess config, YAML
+
+  const SplitManifest& split(const std::string& name) const;  // throws naming the known splits
+};
+
+void write_manifest(const std::string& dir, const Manifest& manifest);
+// Throws std::runtime_error naming the file on a missing file, bad JSON or another version.
+Manifest read_manifest(const std::string& dir);
+
+// What every shard of a split shares.
+struct ShardHeader {
+  std::string split;
+  std::int64_t vocab_size = 0;
+  std::string vocab_sha256;
+  std::vector<std::string> sources;
+  CleaningStats cleaning;  // of the whole split: cleaning finishes before encoding starts
+};
+
+// Writes a split as shards of at most `pairs_per_shard` pairs. Memory: one shard's tokens.
+class ShardWriter {
+ public:
+  ShardWriter(std::string dir, ShardHeader header, std::int64_t pairs_per_shard, int compression);
+  void add(const std::vector<std::int32_t>& src, const std::vector<std::int32_t>& tgt,
+           std::int64_t index);
+  // Writes the last shard (an empty split still gets one) and returns every shard written.
+  std::vector<ShardInfo> finish();
+
+ private:
+  void flush_shard();
+
+  std::string dir_;
+  ShardHeader header_;
+  std::int64_t pairs_per_shard_;
+  int compression_;
+  std::vector<std::int32_t> src_tokens_, tgt_tokens_;
+  std::vector<std::int64_t> src_offsets_{0}, tgt_offsets_{0}, index_;
+  std::vector<ShardInfo> written_;
+};
+
+// A view of one side of one pair, valid while its Shard lives.
+struct TokenSpan {
+  const std::int32_t* data = nullptr;
+  std::size_t size = 0;
+  const std::int32_t* begin() const { return data; }
+  const std::int32_t* end() const { return data + size; }
+  std::vector<std::int32_t> to_vector() const { return {begin(), end()}; }
+};
+
+struct PairView {
+  TokenSpan src;
+  TokenSpan tgt;
+  std::int64_t index = 0;
+};
+
+// One shard file, loaded and validated (format, version, offsets, token range).
+class Shard {
+ public:
+  static Shard load(const std::string& path);
+  std::int64_t size() const { return static_cast<std::int64_t>(index_.size()); }
+  PairView pair(std::int64_t i) const;
+  const ShardHeader& header() const { return header_; }
+
+ private:
+  ShardHeader header_;
+  std::vector<std::int32_t> src_tokens_, tgt_tokens_;
+  std::vector<std::int64_t> src_offsets_, tgt_offsets_, index_;
+};
+
+struct DatasetOptions {
+  bool verify_checksums = true;     // SHA-256 of each shard against the manifest
+  std::string expect_vocab_sha256;  // when set, the split must use exactly this vocabulary
+};
+
+// All shards of one split of a preprocessed directory, in memory, with random access.
+class ShardDataset {
+ public:
+  static ShardDataset open(const std::string& dir, const std::string& split,
+                           const DatasetOptions& options = {});
+  std::int64_t size() const { return starts_.empty() ? 0 : starts_.back(); }
+  PairView pair(std::int64_t i) const;
+  const Manifest& manifest() const { return manifest_; }
+
+ private:
+  Manifest manifest_;
+  std::vector<Shard> shards_;
+  std::vector<std::int64_t> starts_;  // cumulative pair counts; starts_[k] = pairs before shard k+1
+};
+
+}  // namespace nmt::preprocess

@@ -1,0 +1,201 @@
+// nmt-preprocess end to end on real data (Multi30k val) and on generated corpora: the round trip
+// decodes back to the cleaned input, output bytes do not depend on the thread count, a reused
+// vocabulary gives the same ids, and bad input fails with no output left behind.
+
+#include "preprocess/pipeline.h"
+
+#include <zlib.h>
+#include <filesystem>
+
+#include "common/config_loader.h"
+#include "common/sha256.h"
+#include "test_utils.h"
+
+namespace nmt::preprocess {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::TempDir;
+
+std::string data_dir() {
+  const char* env = std::getenv("NMT_DATA_DIR");
+  return env != nullptr ? env : "../shared/data/multi30k";
+}
+
+std::vector<std::string> read_gz_lines(const std::string& path) {
+  gzFile f = gzopen(path.c_str(), "rb");
+  std::vector<std::string> lines;
+  if (f == nullptr) return lines;
+  std::string line;
+  char buffer[4096];
+  while (gzgets(f, buffer, sizeof buffer) != nullptr) {
+    line += buffer;
+    if (!line.empty() && line.back() == '\n') {
+      line.pop_back();
+      lines.push_back(line);
+      line.clear();
+    }
+  }
+  if (!line.empty()) lines.push_back(line);
+  gzclose(f);
+  return lines;
+}
+
+// A generated parallel corpus: "source" words and their uppercase "translations".
+void write_corpus(const std::string& src, const std::string& tgt, int lines) {
+  std::ofstream s(src), t(tgt);
+  const std::vector<std::string> words = {"the", "cat",  "sat", "on",   "a",
+                                          "mat", "dogs", "run", "fast", "home"};
+  for (int i = 0; i < lines; ++i) {
+    std::string a, b;
+    for (int w = 0; w < 2 + i % 7; ++w) {
+      const auto& word = words[static_cast<std::size_t>(i * 3 + w * 5) % words.size()];
+      a += (w ? " " : "") + word;
+      std::string upper = word;
+      for (auto& c : upper) c = static_cast<char>(std::toupper(c));
+      b += (w ? " " : "") + upper;
+    }
+    s << a << "\n";
+    t << b << "\n";
+  }
+}
+
+PreprocessConfig small_config(const std::string& out, const std::string& src,
+                              const std::string& tgt) {
+  PreprocessConfig config;
+  config.out = out;
+  config.vocab.vocab_size = 40;
+  config.shards.pairs_per_shard = 300;
+  config.split("train").corpora.push_back({src, tgt});
+  return config;
+}
+
+std::map<std::string, std::string> hashes(const fs::path& dir) {
+  std::map<std::string, std::string> h;
+  for (const auto& entry : fs::directory_iterator(dir)) {
+    h[entry.path().filename().string()] = sha256_file(entry.path().string());
+  }
+  return h;
+}
+
+TEST(PreprocessPipeline, Multi30kValRoundTripDecodesToCleanedInput) {
+  const std::string en = data_dir() + "/val.en.gz", de = data_dir() + "/val.de.gz";
+  if (!fs::exists(en)) GTEST_SKIP() << "Multi30k not found at " << data_dir();
+  TempDir dir;
+  PreprocessConfig config;
+  config.out = dir.file("out");
+  config.vocab.vocab_size = 1000;
+  config.threads = 2;
+  config.split("train").corpora.push_back({en, de});
+  config.split("test").corpora.push_back({en, de});
+  const auto result = run_preprocess(config);
+  EXPECT_EQ(result.manifest.split("test").pairs(), 1014);  // eval splits keep every line
+  EXPECT_EQ(result.manifest.split("train").cleaning.read, 1014);
+
+  const auto vocab = Vocabulary::load(config.out + "/spm.model");
+  EXPECT_EQ(vocab.sha256(), result.manifest.vocab_sha256);
+  const auto test = ShardDataset::open(config.out, "test");
+  const auto src_lines = read_gz_lines(en), tgt_lines = read_gz_lines(de);
+  ASSERT_EQ(test.size(), static_cast<std::int64_t>(src_lines.size()));
+  PairCleaner normaliser(config.cleaning, false);
+  int exact = 0;
+  for (std::int64_t i = 0; i < test.size(); ++i) {
+    const auto pair = test.pair(i);
+    ASSERT_EQ(pair.index, i);
+    SentencePair expected{src_lines[static_cast<std::size_t>(i)],
+                          tgt_lines[static_cast<std::size_t>(i)], 0};
+    normaliser.apply(expected);
+    const bool same = vocab.decode(pair.src.to_vector()) == expected.source &&
+                      vocab.decode(pair.tgt.to_vector()) == expected.target;
+    EXPECT_TRUE(same) << "pair " << i << ": " << expected.source << " ||| " << expected.target
+                      << "\n decoded: " << vocab.decode(pair.src.to_vector()) << " ||| "
+                      << vocab.decode(pair.tgt.to_vector());
+    exact += same;
+  }
+  EXPECT_EQ(exact, test.size());
+}
+
+TEST(PreprocessPipeline, OutputBytesIdenticalForAnyThreadCount) {
+  TempDir dir;
+  write_corpus(dir.file("c.src"), dir.file("c.tgt"), 1000);
+  std::map<std::string, std::string> reference;
+  for (int threads : {1, 2, 5}) {
+    auto config = small_config(dir.file("t" + std::to_string(threads)) + "/out", dir.file("c.src"),
+                               dir.file("c.tgt"));
+    config.threads = threads;
+    run_preprocess(config);
+    const auto h = hashes(config.out);
+    EXPECT_EQ(h.size(), 6u);  // manifest, spm.model and 4 shards of <= 300 pairs
+    if (reference.empty()) reference = h;
+    EXPECT_EQ(h, reference) << threads << " threads";
+  }
+}
+
+TEST(PreprocessPipeline, ReusedVocabularyGivesTheSameIds) {
+  TempDir dir;
+  write_corpus(dir.file("c.src"), dir.file("c.tgt"), 500);
+  const auto first = small_config(dir.file("first"), dir.file("c.src"), dir.file("c.tgt"));
+  run_preprocess(first);
+  PreprocessConfig second;
+  second.out = dir.file("second");
+  second.spm_model = first.out + "/spm.model";
+  second.split("test").corpora.push_back({dir.file("c.src"), dir.file("c.tgt")});
+  const auto result = run_preprocess(second);
+  const auto a = ShardDataset::open(first.out, "train");
+  DatasetOptions same_vocab;
+  same_vocab.expect_vocab_sha256 = a.manifest().vocab_sha256;
+  const auto b = ShardDataset::open(second.out, "test", same_vocab);
+  ASSERT_EQ(a.size(), b.size());
+  for (std::int64_t i = 0; i < a.size(); i += 37) {
+    EXPECT_EQ(a.pair(i).src.to_vector(), b.pair(i).src.to_vector());
+    EXPECT_EQ(a.pair(i).tgt.to_vector(), b.pair(i).tgt.to_vector());
+  }
+}
+
+TEST(PreprocessPipeline, BadInputLeavesNoPartialOutput) {
+  TempDir dir;
+  write_corpus(dir.file("c.src"), dir.file("c.tgt"), 100);
+  write_corpus(dir.file("short.tgt"), dir.file("unused"), 99);
+  auto config = small_config(dir.file("out"), dir.file("c.src"), dir.file("short.tgt"));
+  NMT_EXPECT_THROW_WITH(run_preprocess(config), CorpusError, "c.src", "short.tgt", "100", "99");
+  for (const auto& entry : fs::directory_iterator(dir.path())) {
+    EXPECT_EQ(entry.path().filename().string().find("out"), std::string::npos)
+        << "left behind: " << entry.path();
+  }
+  config = small_config(dir.file("out"), dir.file("c.src"), dir.file("missing.tgt"));
+  NMT_EXPECT_THROW_WITH(run_preprocess(config), CorpusError, "missing.tgt");
+  EXPECT_FALSE(fs::exists(dir.file("out")));
+}
+
+TEST(PreprocessPipeline, ExistingOutputNeedsOverwrite) {
+  TempDir dir;
+  write_corpus(dir.file("c.src"), dir.file("c.tgt"), 200);
+  auto config = small_config(dir.file("out"), dir.file("c.src"), dir.file("c.tgt"));
+  run_preprocess(config);
+  NMT_EXPECT_THROW_WITH(run_preprocess(config), std::runtime_error, "exists", "--overwrite");
+  config.overwrite = true;
+  config.shards.pairs_per_shard = 1000;
+  run_preprocess(config);
+  EXPECT_EQ(read_manifest(config.out).split("train").shards.size(), 1u);
+}
+
+TEST(PreprocessPipeline, ConfigFileIsStrict) {
+  TempDir dir;
+  testing::write_text(dir.file("p.yaml"),
+                      "out: x\nvocab:\n  size: 100\ncorpora:\n  train:\n    - {source: a.tsv, "
+                      "format: tsv, columns: [1, 0]}\n");
+  const auto config = load_preprocess_config(dir.file("p.yaml"), {"threads=3"});
+  EXPECT_EQ(config.vocab.vocab_size, 100);
+  EXPECT_EQ(config.threads, 3);
+  ASSERT_EQ(config.split("train").corpora.size(), 1u);
+  EXPECT_EQ(config.split("train").corpora[0].tsv_source_column, 1);
+  EXPECT_EQ(config.split("train").corpora[0].resolved_format(), CorpusFormat::kTsv);
+  testing::write_text(dir.file("bad.yaml"), "corpora:\n  train:\n    - {source: a, taget: b}\n");
+  NMT_EXPECT_THROW_WITH(load_preprocess_config(dir.file("bad.yaml")), ConfigError, "bad.yaml:3",
+                        "corpora.train[0].taget");
+  NMT_EXPECT_THROW_WITH(load_preprocess_config(dir.file("p.yaml"), {"vocab.sise=5"}), ConfigError,
+                        "vocab.sise");
+}
+
+}  // namespace
+}  // namespace nmt::preprocess

@@ -1,0 +1,168 @@
+// The shard format: writer and reader agree, pairs are reachable at random across shards, the
+// manifest carries counts and checksums, and damaged or foreign files are refused by name. The
+// layout is also read through the plain HDF5 C API exactly as README.md documents it.
+
+#include "preprocess/shard_format.h"
+
+#include <hdf5.h>
+
+#include <filesystem>
+
+#include "common/hdf5_file.h"
+#include "test_utils.h"
+
+namespace nmt::preprocess {
+namespace {
+
+using testing::TempDir;
+
+constexpr std::int64_t kVocab = 50;
+
+std::vector<std::int32_t> tokens_for(std::int64_t i, int side) {
+  std::vector<std::int32_t> t;
+  for (std::int64_t k = 0; k < (i % 4) + side; ++k)
+    t.push_back(static_cast<std::int32_t>(4 + (i * 7 + k) % (kVocab - 4)));
+  return t;
+}
+
+// Seven pairs in shards of three: 3 + 3 + 1. Pair 0 has an empty source side.
+Manifest write_dataset(const std::string& dir, int pairs = 7) {
+  ShardHeader header{"train", kVocab, "abc123", {"a.en + a.de (text)"}, {}};
+  header.cleaning.read = pairs + 2;
+  header.cleaning.kept = pairs;
+  header.cleaning.dropped["empty"] = 2;
+  ShardWriter writer(dir, header, 3, 0);
+  for (int i = 0; i < pairs; ++i) writer.add(tokens_for(i, 0), tokens_for(i, 1), 10 + i);
+  Manifest manifest;
+  manifest.vocab_sha256 = "abc123";
+  manifest.vocab_size = kVocab;
+  manifest.vocab_type = "bpe";
+  SplitManifest split;
+  split.name = "train";
+  split.sources = header.sources;
+  split.cleaning = header.cleaning;
+  split.shards = writer.finish();
+  manifest.splits.push_back(split);
+  write_manifest(dir, manifest);
+  return manifest;
+}
+
+TEST(ShardFormat, WriteReadRandomAccessAcrossShards) {
+  TempDir dir;
+  const auto written = write_dataset(dir.path().string());
+  ASSERT_EQ(written.splits[0].shards.size(), 3u);
+  EXPECT_EQ(written.splits[0].shards[2].pairs, 1);
+  const auto dataset = ShardDataset::open(dir.path().string(), "train");
+  ASSERT_EQ(dataset.size(), 7);
+  for (std::int64_t i : {6, 0, 3, 2, 5}) {
+    const auto pair = dataset.pair(i);
+    EXPECT_EQ(pair.src.to_vector(), tokens_for(i, 0)) << i;
+    EXPECT_EQ(pair.tgt.to_vector(), tokens_for(i, 1)) << i;
+    EXPECT_EQ(pair.index, 10 + i);
+  }
+  EXPECT_EQ(dataset.pair(0).src.size, 0u);
+  EXPECT_THROW(dataset.pair(7), std::out_of_range);
+  const auto m = dataset.manifest();
+  EXPECT_EQ(m.split("train").pairs(), 7);
+  EXPECT_EQ(m.split("train").cleaning.dropped.at("empty"), 2);
+  EXPECT_EQ(m.split("train").shards[0].sha256.size(), 64u);
+  NMT_EXPECT_THROW_WITH(m.split("test"), std::runtime_error, "no split 'test'", "train");
+}
+
+TEST(ShardFormat, LayoutMatchesTheDocumentationThroughTheCApi) {
+  TempDir dir;
+  write_dataset(dir.path().string());
+  const auto path = (dir.path() / "train-00000.h5").string();
+  const hid_t file = H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
+  ASSERT_GE(file, 0);
+  const auto read_i64 = [&](const char* name) {
+    const hid_t set = H5Dopen2(file, name, H5P_DEFAULT);
+    const hid_t space = H5Dget_space(set);
+    std::vector<std::int64_t> v(static_cast<std::size_t>(H5Sget_simple_extent_npoints(space)));
+    H5Dread(set, H5T_NATIVE_INT64, H5S_ALL, H5S_ALL, H5P_DEFAULT, v.data());
+    H5Sclose(space);
+    H5Dclose(set);
+    return v;
+  };
+  EXPECT_EQ(read_i64("/src/offsets"), (std::vector<std::int64_t>{0, 0, 1, 3}));
+  EXPECT_EQ(read_i64("/tgt/offsets"), (std::vector<std::int64_t>{0, 1, 3, 6}));
+  EXPECT_EQ(read_i64("/index"), (std::vector<std::int64_t>{10, 11, 12}));
+  const hid_t tokens = H5Dopen2(file, "/src/tokens", H5P_DEFAULT);
+  const hid_t type = H5Dget_type(tokens);
+  EXPECT_EQ(H5Tget_class(type), H5T_INTEGER);
+  EXPECT_EQ(H5Tget_size(type), 4u);  // int32
+  H5Tclose(type);
+  H5Dclose(tokens);
+  H5Fclose(file);
+  Hdf5File h5(path, Hdf5File::Mode::kRead);
+  EXPECT_EQ(h5.string_attribute("/", "format"), "nmt-shard");
+  EXPECT_EQ(h5.int_attribute("/", "format_version"), kShardFormatVersion);
+  EXPECT_EQ(h5.string_attribute("/", "split"), "train");
+  EXPECT_EQ(h5.int_attribute("/", "num_pairs"), 3);
+  EXPECT_EQ(h5.int_attribute("/", "vocab_size"), kVocab);
+  EXPECT_EQ(h5.string_attribute("/", "vocab_sha256"), "abc123");
+  EXPECT_NE(h5.string_attribute("/", "sources").find("a.en + a.de"), std::string::npos);
+  EXPECT_NE(h5.string_attribute("/", "cleaning").find("\"empty\":2"), std::string::npos);
+}
+
+TEST(ShardFormat, DamagedShardIsRefusedByChecksum) {
+  TempDir dir;
+  write_dataset(dir.path().string());
+  const auto path = dir.path() / "train-00001.h5";
+  {
+    std::fstream f(path, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(-8, std::ios::end);
+    f.put('\x7f');
+  }
+  NMT_EXPECT_THROW_WITH(ShardDataset::open(dir.path().string(), "train"), std::runtime_error,
+                        "train-00001.h5", "SHA-256");
+}
+
+TEST(ShardFormat, VocabularyMismatchIsRefused) {
+  TempDir dir;
+  write_dataset(dir.path().string());
+  DatasetOptions options;
+  options.expect_vocab_sha256 = "fff999";
+  NMT_EXPECT_THROW_WITH(ShardDataset::open(dir.path().string(), "train", options),
+                        std::runtime_error, "vocabulary", "--spm-model");
+}
+
+TEST(ShardFormat, ForeignVersionAndBadTokensAreRefused) {
+  TempDir dir;
+  const auto path = dir.file("old.h5");
+  {
+    Hdf5File h5(path, Hdf5File::Mode::kCreate);
+    h5.set_attribute("/", "format", std::string("nmt-shard"));
+    h5.set_attribute("/", "format_version", std::int64_t{99});
+  }
+  NMT_EXPECT_THROW_WITH(Shard::load(path), std::runtime_error, "old.h5", "version 99");
+
+  const auto bad = dir.file("bad.h5");
+  {
+    Hdf5File h5(bad, Hdf5File::Mode::kCreate);
+    h5.set_attribute("/", "format", std::string("nmt-shard"));
+    h5.set_attribute("/", "format_version", kShardFormatVersion);
+    h5.set_attribute("/", "split", std::string("train"));
+    h5.set_attribute("/", "num_pairs", std::int64_t{1});
+    h5.set_attribute("/", "vocab_size", std::int64_t{10});
+    h5.set_attribute("/", "vocab_sha256", std::string("x"));
+    h5.set_attribute("/", "sources", std::string("[]"));
+    h5.write("/src/tokens", std::vector<std::int32_t>{4, 12});
+    h5.write("/tgt/tokens", std::vector<std::int32_t>{5});
+    h5.write("/src/offsets", std::vector<std::int64_t>{0, 2});
+    h5.write("/tgt/offsets", std::vector<std::int64_t>{0, 1});
+    h5.write("/index", std::vector<std::int64_t>{0});
+  }
+  NMT_EXPECT_THROW_WITH(Shard::load(bad), std::runtime_error, "bad.h5", "id 12");
+}
+
+TEST(ShardFormat, MissingOrMalformedManifest) {
+  TempDir dir;
+  NMT_EXPECT_THROW_WITH(read_manifest(dir.path().string()), std::runtime_error, "manifest.json",
+                        "cannot open");
+  testing::write_text(dir.file("manifest.json"), "{\"format\": \"nmt-shard\"");
+  NMT_EXPECT_THROW_WITH(read_manifest(dir.path().string()), std::runtime_error, "malformed");
+}
+
+}  // namespace
+}  // namespace nmt::preprocess
