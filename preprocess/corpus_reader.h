@@ -86,4 +86,7 @@ class PairReader {
 
 std::unique_ptr<PairReader> open_corpus(const CorpusSpec& spec);
 
+// done / total clamped to [0, 1]; 0 when the total is unknown (an empty file or a pipe).
+double read_fraction(std::int64_t done, std::int64_t total);
+
 }  // namespace nmt::preprocess
