@@ -9,6 +9,7 @@
 #include <fstream>
 #include <random>
 #include <stdexcept>
+#include <functional>
 #include <thread>
 
 #include "common/atomic_file.h"
@@ -140,25 +141,29 @@ void parse_clean_line(const std::string& line, std::string& src, std::string& tg
   index = std::stoll(line.substr(b + 1));
 }
 
-// Encodes lines[begin, end) into out[begin, end): each thread owns a contiguous slice, so the
-// result does not depend on the number of threads.
-void encode_block(const Vocabulary& vocab, const std::vector<std::string>& lines,
-                  std::vector<EncodedPair>& out, int threads) {
+// Encodes lines into out with one encoder per thread: each thread owns a contiguous slice, and
+// cached encoding gives exactly the ids of uncached encoding, so the result does not depend on
+// the number of threads.
+void encode_block(std::vector<CachedEncoder>& encoders, const std::vector<std::string>& lines,
+                  std::vector<EncodedPair>& out) {
+  const int threads = static_cast<int>(encoders.size());
   out.resize(lines.size());
-  const auto work = [&](std::size_t begin, std::size_t end) {
+  const auto work = [&](std::size_t begin, std::size_t end, CachedEncoder& encoder) {
     std::string src, tgt;
     for (std::size_t i = begin; i < end; ++i) {
       parse_clean_line(lines[i], src, tgt, out[i].index);
-      out[i].src = vocab.encode(src);
-      out[i].tgt = vocab.encode(tgt);
+      encoder.encode(src, out[i].src);
+      encoder.encode(tgt, out[i].tgt);
     }
   };
   const std::size_t n = lines.size();
   const std::size_t t =
       std::min<std::size_t>(static_cast<std::size_t>(threads), std::max<std::size_t>(n, 1));
   std::vector<std::thread> pool;
-  for (std::size_t k = 1; k < t; ++k) pool.emplace_back(work, n * k / t, n * (k + 1) / t);
-  work(0, n / t);
+  for (std::size_t k = 1; k < t; ++k) {
+    pool.emplace_back(work, n * k / t, n * (k + 1) / t, std::ref(encoders[k]));
+  }
+  work(0, n / t, encoders[0]);
   for (auto& th : pool) th.join();
 }
 
@@ -207,13 +212,14 @@ std::vector<ShardInfo> encode_to_shards(const std::string& clean_file, const Voc
   constexpr std::size_t kBlock = 16384;
   std::vector<std::string> lines;
   std::vector<EncodedPair> encoded;
+  std::vector<CachedEncoder> encoders(static_cast<std::size_t>(threads), CachedEncoder(vocab));
   std::int64_t done = 0;
   std::string line;
   while (true) {
     lines.clear();
     while (lines.size() < kBlock && std::getline(in, line)) lines.push_back(line);
     if (lines.empty()) break;
-    encode_block(vocab, lines, encoded, threads);
+    encode_block(encoders, lines, encoded);
     for (const auto& p : encoded) writer.add(p.src, p.tgt, p.index);
     done += static_cast<std::int64_t>(lines.size());
     progress.update(done, expected_pairs > 0 ? static_cast<double>(done) / expected_pairs : -1.0);

@@ -147,4 +147,33 @@ std::string Vocabulary::sha256() const {
   return sha256_hex(serialized_);
 }
 
+CachedEncoder::CachedEncoder(const Vocabulary& vocab, std::size_t max_entries)
+    : vocab_(vocab), max_entries_(max_entries) {}
+
+void CachedEncoder::encode(const std::string& text, std::vector<std::int32_t>& ids) {
+  ids.clear();
+  const bool normalised = !text.empty() && text.front() != ' ' && text.back() != ' ' &&
+                          text.find("  ") == std::string::npos;
+  if (!normalised) {
+    ids = vocab_.encode(text);
+    return;
+  }
+  std::size_t start = 0;
+  while (start <= text.size()) {
+    std::size_t end = text.find(' ', start);
+    if (end == std::string::npos) end = text.size();
+    word_.assign(text, start, end - start);
+    auto it = cache_.find(word_);
+    if (it == cache_.end()) {
+      ++misses_;
+      if (cache_.size() >= max_entries_) cache_.clear();  // bounded memory; rare on real corpora
+      it = cache_.emplace(word_, vocab_.encode(word_)).first;
+    } else {
+      ++hits_;
+    }
+    ids.insert(ids.end(), it->second.begin(), it->second.end());
+    start = end + 1;
+  }
+}
+
 }  // namespace nmt::preprocess

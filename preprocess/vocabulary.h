@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 namespace sentencepiece {
@@ -60,6 +61,28 @@ class Vocabulary {
   std::unique_ptr<sentencepiece::SentencePieceProcessor> processor_;
   std::string name_;
   std::string serialized_;
+};
+
+// Encodes text word by word through a cache, with exactly the ids of Vocabulary::encode: the
+// models this project trains split on whitespace, so no piece spans two words and each word's
+// pieces do not depend on its neighbours. Corpora repeat their words (Zipf), so most words are
+// looked up instead of normalised and segmented again. One per thread; not thread-safe.
+class CachedEncoder {
+ public:
+  explicit CachedEncoder(const Vocabulary& vocab, std::size_t max_entries = 1 << 20);
+  // `text` must be whitespace-normalised (single spaces, no leading/trailing), as cleaning leaves
+  // it; anything else is passed to Vocabulary::encode unchanged.
+  void encode(const std::string& text, std::vector<std::int32_t>& ids);
+  std::size_t hits() const { return hits_; }
+  std::size_t misses() const { return misses_; }
+
+ private:
+  const Vocabulary& vocab_;
+  std::size_t max_entries_;
+  std::unordered_map<std::string, std::vector<std::int32_t>> cache_;
+  std::string word_;
+  std::size_t hits_ = 0;
+  std::size_t misses_ = 0;
 };
 
 }  // namespace nmt::preprocess

@@ -105,6 +105,9 @@ TEST(PreprocessPipeline, Multi30kValRoundTripDecodesToCleanedInput) {
     SentencePair expected{src_lines[static_cast<std::size_t>(i)],
                           tgt_lines[static_cast<std::size_t>(i)], 0};
     normaliser.apply(expected);
+    // The shards' ids (cached, multi-threaded encoding) are exactly SentencePiece's own.
+    ASSERT_EQ(pair.src.to_vector(), vocab.encode(expected.source)) << expected.source;
+    ASSERT_EQ(pair.tgt.to_vector(), vocab.encode(expected.target)) << expected.target;
     const bool same = vocab.decode(pair.src.to_vector()) == expected.source &&
                       vocab.decode(pair.tgt.to_vector()) == expected.target;
     EXPECT_TRUE(same) << "pair " << i << ": " << expected.source << " ||| " << expected.target

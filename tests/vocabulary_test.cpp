@@ -89,6 +89,29 @@ TEST(Vocabulary, SaveLoadKeepsChecksumAndIds) {
   EXPECT_EQ(sha256_hex(train_vocabulary(corpus, small_options("bpe"))), loaded.sha256());
 }
 
+TEST(Vocabulary, CachedEncoderGivesExactlyTheSameIds) {
+  auto corpus = generate_corpus(3000);
+  // Characters that NFKC rewrites (ligature, full-width, diaeresis with a space in its
+  // decomposition, superscript), unknown characters, and text that is not whitespace-normalised.
+  const std::vector<std::string> tricky = {
+      "ﬁeld Ｈｕｎｄ ¨a x² ½", "the dog ☃ läuft", "  leading", "trailing ", "two  spaces", "",
+      "ümlaut Über ÄÖÜ ß", "der der der Hund Hund"};
+  corpus.insert(corpus.end(), tricky.begin(), tricky.end());
+  for (const char* type : {"bpe", "unigram"}) {
+    const auto vocab = Vocabulary::from_serialized(train_vocabulary(generate_corpus(2000), small_options(type)), type);
+    CachedEncoder encoder(vocab);
+    CachedEncoder tiny(vocab, /*max_entries=*/4);  // evicts constantly
+    std::vector<std::int32_t> ids, tiny_ids;
+    for (const auto& sentence : corpus) {
+      encoder.encode(sentence, ids);
+      tiny.encode(sentence, tiny_ids);
+      ASSERT_EQ(ids, vocab.encode(sentence)) << type << ": '" << sentence << "'";
+      ASSERT_EQ(tiny_ids, ids) << type << ": '" << sentence << "'";
+    }
+    EXPECT_GT(encoder.hits(), 10 * encoder.misses()) << type;
+  }
+}
+
 TEST(Vocabulary, KnownSha256) {
   EXPECT_EQ(sha256_hex("abc"), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
 }
