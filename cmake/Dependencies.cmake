@@ -13,6 +13,7 @@ macro(nmt_require found debian_package what)
   endif()
 endmacro()
 
+find_package(Threads REQUIRED)
 find_package(Torch QUIET)
 nmt_require(Torch_FOUND libtorch-dev "LibTorch (TorchConfig.cmake; for CUDA pass -DCMAKE_PREFIX_PATH=<libtorch>)")
 

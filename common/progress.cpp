@@ -57,4 +57,25 @@ double ProgressMeter::finish(std::int64_t count) {
   return elapsed;
 }
 
+Heartbeat::Heartbeat(std::string label, double interval_seconds) {
+  const auto interval = std::chrono::duration<double>(interval_seconds);
+  thread_ = std::thread([this, label = std::move(label), interval] {
+    const auto start = std::chrono::steady_clock::now();
+    std::unique_lock<std::mutex> lock(mutex_);
+    while (!stop_.wait_for(lock, interval, [this] { return stopping_; })) {
+      const std::chrono::duration<double> elapsed = std::chrono::steady_clock::now() - start;
+      spdlog::info("{}: running for {}", label, format_duration(elapsed.count()));
+    }
+  });
+}
+
+Heartbeat::~Heartbeat() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    stopping_ = true;
+  }
+  stop_.notify_one();
+  thread_.join();
+}
+
 }  // namespace nmt

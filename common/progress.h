@@ -5,8 +5,11 @@
 // --log-file too. Cheap enough to call per item: it looks at the clock, nothing more.
 
 #include <chrono>
+#include <condition_variable>
 #include <cstdint>
+#include <mutex>
 #include <string>
+#include <thread>
 
 namespace nmt {
 
@@ -29,6 +32,22 @@ class ProgressMeter {
   std::chrono::duration<double> interval_;
   std::chrono::steady_clock::time_point start_;
   std::chrono::steady_clock::time_point last_;
+};
+
+// For long steps inside a library that reports no progress of its own (SentencePiece training):
+// logs "<label>: running for 1:30" every interval until destroyed, from a background thread.
+class Heartbeat {
+ public:
+  explicit Heartbeat(std::string label, double interval_seconds = 30.0);
+  ~Heartbeat();
+  Heartbeat(const Heartbeat&) = delete;
+  Heartbeat& operator=(const Heartbeat&) = delete;
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable stop_;
+  bool stopping_ = false;
+  std::thread thread_;
 };
 
 // "1,234,567"

@@ -1,32 +1,47 @@
 #!/usr/bin/env bash
-# The main job. Sets up and builds what is needed, then runs the pipeline on Multi30k.
-# Today the pipeline's first stage exists: it reports the machine the run would use (libraries,
-# BLAS backend, measured matrix-multiply throughput). Preprocessing, training, averaging,
-# translation, scoring and tracking join here as their issues land.
+# The main job: set-up and build when needed, then the pipeline on Multi30k English-German.
+# Stages that exist today: machine report, preprocessing (joint BPE vocabulary + HDF5 shards).
+# Training, averaging, translation, scoring and tracking join here as their issues land.
 #   NMT_DATA_DIR   Multi30k directory (default ../shared/data/multi30k beside the checkout)
-#   NMT_OUT_DIR    where outputs go (default runs/quickstart-<timestamp>)
+#   NMT_WORK_DIR   where data and runs go (default runs/ in the checkout)
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-data=${NMT_DATA_DIR:-$root/../shared/data/multi30k}
-out=${NMT_OUT_DIR:-$root/runs/quickstart-$(date +%Y%m%d-%H%M%S)}
+data=$(realpath -m "${NMT_DATA_DIR:-$root/../shared/data/multi30k}")
+work=${NMT_WORK_DIR:-$root/runs}
+run_dir=$work/quickstart-$(date +%Y%m%d-%H%M%S)
+shards=$work/data/multi30k-bpe8000
 
 stage() { printf '\n== %s\n' "$*"; }
+fail() { echo "quickstart: $*" >&2; exit 1; }
 
-stage "1/3 set-up"
-"$root/jobs/setup.sh"
-stage "2/3 build"
-"$root/jobs/build.sh"
+stage "1/4 set-up"
+"$root/jobs/setup.sh" || fail "set-up failed"
+
+stage "2/4 build"
+"$root/jobs/build.sh" || fail "build failed"
 bin=${NMT_BUILD_DIR:-$root/build}/apps
 
-stage "3/3 machine report"
+stage "3/4 machine report"
 for split in train val test_2016_flickr; do
   for lang in en de; do
-    [[ -f "$data/$split.$lang.gz" ]] || { echo "quickstart: missing $data/$split.$lang.gz (set NMT_DATA_DIR)" >&2; exit 1; }
+    [[ -f "$data/$split.$lang.gz" ]] || fail "missing $data/$split.$lang.gz (set NMT_DATA_DIR)"
   done
 done
-mkdir -p "$out"
-"$bin/nmt-sysinfo" --json > "$out/sysinfo.json"
+mkdir -p "$run_dir"
+"$bin/nmt-sysinfo" --json > "$run_dir/sysinfo.json" || fail "nmt-sysinfo failed"
 "$bin/nmt-sysinfo" --matmul-size 0
+
+stage "4/4 preprocess Multi30k (joint BPE, HDF5 shards)"
+if [[ -f "$shards/manifest.json" ]]; then
+  echo "reusing $shards"
+else
+  "$bin/nmt-preprocess" --config "$root/configs/preprocess/multi30k.yaml" --out "$shards" \
+    --train "$data/train.en.gz" "$data/train.de.gz" \
+    --valid "$data/val.en.gz" "$data/val.de.gz" \
+    --test "$data/test_2016_flickr.en.gz" "$data/test_2016_flickr.de.gz" \
+    || fail "preprocessing failed"
+fi
+
 echo
-echo "quickstart: Multi30k found at $data ($(zcat "$data/train.en.gz" | wc -l) training pairs)"
-echo "quickstart: machine report written to $out/sysinfo.json"
+echo "quickstart: shards and vocabulary in $shards (manifest.json lists splits, counts, checksums)"
+echo "quickstart: machine report in $run_dir/sysinfo.json"

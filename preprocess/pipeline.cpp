@@ -4,12 +4,14 @@
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <random>
 #include <stdexcept>
-#include <functional>
 #include <thread>
 
 #include "common/atomic_file.h"
@@ -179,6 +181,7 @@ Vocabulary prepare_vocabulary(const PreprocessConfig& config, const ReservoirSam
                  options.vocab_size,
                  with_thousands(static_cast<std::int64_t>(sample.items().size())),
                  with_thousands(sample.seen()));
+    const Heartbeat heartbeat("vocabulary training");
     model = train_vocabulary(sample.items(), options);
   }
   write_file_atomically((tmp / kVocabularyFile).string(), model);
@@ -228,8 +231,32 @@ std::vector<ShardInfo> encode_to_shards(const std::string& clean_file, const Voc
   return writer.finish();
 }
 
+namespace {
+
+// Fails before any work when an input is missing or unreadable, rather than after the train split.
+void check_inputs_readable(const PreprocessConfig& config) {
+  for (const auto& split : config.splits) {
+    for (const auto& c : split.corpora) {
+      for (const auto& path : {c.source, c.target}) {
+        if (path.empty()) continue;
+        std::ifstream probe(path, std::ios::binary);
+        if (!probe) {
+          throw CorpusError(
+              fmt::format("{} corpus: cannot open {}: {}", split.name, path, std::strerror(errno)));
+        }
+      }
+    }
+  }
+  if (!config.spm_model.empty() && !fs::exists(config.spm_model)) {
+    throw std::runtime_error(config.spm_model + ": SentencePiece model not found (--spm-model)");
+  }
+}
+
+}  // namespace
+
 PreprocessResult run_preprocess(const PreprocessConfig& config) {
   config.validate();
+  check_inputs_readable(config);
   const fs::path out = fs::absolute(config.out).lexically_normal();
   if (fs::exists(out) && !config.overwrite) {
     throw std::runtime_error(out.string() + ": output directory exists (use --overwrite)");
