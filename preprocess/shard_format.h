@@ -120,13 +120,31 @@ struct DatasetOptions {
   std::string expect_vocab_sha256;  // when set, the split must use exactly this vocabulary
 };
 
-// All shards of one split of a preprocessed directory, in memory, with random access.
+// All shards of one split of a preprocessed directory, in memory, with random access and
+// iteration in split order (for (const PairView& pair : dataset)).
 class ShardDataset {
  public:
+  class Iterator {
+   public:
+    Iterator(const ShardDataset* dataset, std::int64_t i) : dataset_(dataset), i_(i) {}
+    PairView operator*() const { return dataset_->pair(i_); }
+    Iterator& operator++() {
+      ++i_;
+      return *this;
+    }
+    bool operator!=(const Iterator& other) const { return i_ != other.i_; }
+
+   private:
+    const ShardDataset* dataset_;
+    std::int64_t i_;
+  };
+
   static ShardDataset open(const std::string& dir, const std::string& split,
                            const DatasetOptions& options = {});
   std::int64_t size() const { return starts_.empty() ? 0 : starts_.back(); }
   PairView pair(std::int64_t i) const;
+  Iterator begin() const { return {this, 0}; }
+  Iterator end() const { return {this, size()}; }
   const Manifest& manifest() const { return manifest_; }
 
  private:

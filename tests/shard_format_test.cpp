@@ -61,6 +61,13 @@ TEST(ShardFormat, WriteReadRandomAccessAcrossShards) {
     EXPECT_EQ(pair.index, 10 + i);
   }
   EXPECT_EQ(dataset.pair(0).src.size, 0u);
+  std::int64_t visited = 0;
+  for (const PairView& pair : dataset) {
+    EXPECT_EQ(pair.index, 10 + visited);
+    EXPECT_EQ(pair.tgt.to_vector(), tokens_for(visited, 1));
+    ++visited;
+  }
+  EXPECT_EQ(visited, 7);
   EXPECT_THROW(dataset.pair(7), std::out_of_range);
   const auto m = dataset.manifest();
   EXPECT_EQ(m.split("train").pairs(), 7);
