@@ -144,6 +144,52 @@ void Hdf5File::write_raw(const std::string& dataset, hid_t type, const void* dat
   }
 }
 
+void Hdf5File::write_nd(const std::string& dataset, hid_t type, const void* data,
+                        const std::vector<std::int64_t>& shape) {
+  const auto slash = dataset.rfind('/');
+  if (slash != std::string::npos && slash > 0) create_group(dataset.substr(0, slash));
+  std::vector<hsize_t> dims(shape.begin(), shape.end());
+  Hdf5Handle space(dims.empty()
+                       ? H5Screate(H5S_SCALAR)
+                       : H5Screate_simple(static_cast<int>(dims.size()), dims.data(), nullptr),
+                   H5Sclose);
+  Hdf5Handle props(H5Pcreate(H5P_DATASET_CREATE), H5Pclose);
+  H5Pset_obj_track_times(props.get(), false);
+  Hdf5Handle set(H5Dcreate2(file_.get(), dataset.c_str(), type, space.get(), H5P_DEFAULT,
+                            props.get(), H5P_DEFAULT),
+                 H5Dclose);
+  if (set.get() < 0) fail(fmt::format("cannot create dataset '{}'", dataset));
+  if (H5Dwrite(set.get(), type, H5S_ALL, H5S_ALL, H5P_DEFAULT, data) < 0) {
+    fail(fmt::format("cannot write dataset '{}' (disk full?)", dataset));
+  }
+}
+
+std::vector<std::int64_t> Hdf5File::shape(const std::string& dataset) const {
+  Hdf5Handle set = open_object(dataset);
+  Hdf5Handle space(H5Dget_space(set.get()), H5Sclose);
+  const int rank = H5Sget_simple_extent_ndims(space.get());
+  if (rank < 0) fail(fmt::format("cannot read the shape of '{}'", dataset));
+  std::vector<hsize_t> dims(static_cast<std::size_t>(rank));
+  H5Sget_simple_extent_dims(space.get(), dims.data(), nullptr);
+  return {dims.begin(), dims.end()};
+}
+
+std::vector<std::string> Hdf5File::children(const std::string& group) const {
+  Hdf5Handle g = open_object(group);
+  H5G_info_t info;
+  if (H5Gget_info(g.get(), &info) < 0) fail(fmt::format("'{}' is not a group", group));
+  std::vector<std::string> names;
+  for (hsize_t i = 0; i < info.nlinks; ++i) {
+    const ssize_t size =
+        H5Lget_name_by_idx(g.get(), ".", H5_INDEX_NAME, H5_ITER_INC, i, nullptr, 0, H5P_DEFAULT);
+    std::string name(static_cast<std::size_t>(size), '\0');
+    H5Lget_name_by_idx(g.get(), ".", H5_INDEX_NAME, H5_ITER_INC, i, name.data(), name.size() + 1,
+                       H5P_DEFAULT);
+    names.push_back(name);
+  }
+  return names;
+}
+
 std::size_t Hdf5File::length(const std::string& dataset) const {
   Hdf5Handle set = open_object(dataset);
   Hdf5Handle space(H5Dget_space(set.get()), H5Sclose);
@@ -160,6 +206,11 @@ void Hdf5File::read_raw(const std::string& dataset, hid_t type, void* data, std:
   Hdf5Handle stored(H5Dget_type(set.get()), H5Tclose);
   if (H5Tget_class(stored.get()) != H5Tget_class(type)) {
     fail(fmt::format("dataset '{}' has a different element type than expected", dataset));
+  }
+  Hdf5Handle space(H5Dget_space(set.get()), H5Sclose);
+  const auto stored_count = H5Sget_simple_extent_npoints(space.get());
+  if (stored_count < 0 || static_cast<std::size_t>(stored_count) != n) {
+    fail(fmt::format("dataset '{}' has {} elements, expected {}", dataset, stored_count, n));
   }
   if (n > 0 && H5Dread(set.get(), type, H5S_ALL, H5S_ALL, H5P_DEFAULT, data) < 0) {
     fail(fmt::format("cannot read dataset '{}' (file truncated or corrupt?)", dataset));

@@ -60,6 +60,17 @@ class Hdf5File {
   // Number of elements of a 1-D dataset.
   std::size_t length(const std::string& dataset) const;
 
+  // N-dimensional arrays (row-major), for parameters and optimizer state.
+  template <typename T>
+  void write_array(const std::string& dataset, const T* data,
+                   const std::vector<std::int64_t>& shape);
+  std::vector<std::int64_t> shape(const std::string& dataset) const;
+  // Reads a whole dataset of `count` elements into `out` (converting to T).
+  template <typename T>
+  void read_array(const std::string& dataset, T* out, std::size_t count) const;
+  // Names of the direct children of a group, sorted.
+  std::vector<std::string> children(const std::string& group) const;
+
   // Scalar attributes on a group or dataset ("/" for the file).
   void set_attribute(const std::string& object, const std::string& name, const std::string& value);
   void set_attribute(const std::string& object, const std::string& name, std::int64_t value);
@@ -77,6 +88,8 @@ class Hdf5File {
   H5T_class_t attribute_class(const Hdf5Handle& attr) const;
   void write_raw(const std::string& dataset, hid_t type, const void* data, std::size_t n,
                  std::size_t chunk, int deflate_level);
+  void write_nd(const std::string& dataset, hid_t type, const void* data,
+                const std::vector<std::int64_t>& shape);
   void read_raw(const std::string& dataset, hid_t type, void* data, std::size_t n) const;
   void write_attribute(const std::string& object, const std::string& name, hid_t type,
                        const void* value);
@@ -94,6 +107,17 @@ template <typename T>
 void Hdf5File::write(const std::string& dataset, const std::vector<T>& data, std::size_t chunk,
                      int deflate_level) {
   write_raw(dataset, hdf5_native_type<T>(), data.data(), data.size(), chunk, deflate_level);
+}
+
+template <typename T>
+void Hdf5File::write_array(const std::string& dataset, const T* data,
+                           const std::vector<std::int64_t>& shape) {
+  write_nd(dataset, hdf5_native_type<T>(), data, shape);
+}
+
+template <typename T>
+void Hdf5File::read_array(const std::string& dataset, T* out, std::size_t count) const {
+  read_raw(dataset, hdf5_native_type<T>(), out, count);
 }
 
 template <typename T>

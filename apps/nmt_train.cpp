@@ -1,0 +1,98 @@
+// nmt-train: trains the Transformer (one process; data parallelism arrives with the MPI issue), or
+// with --count-params prints the parameter count of the model a config builds.
+
+#include <filesystem>
+#include <iostream>
+
+#include "common/cli.h"
+#include "preprocess/shard_format.h"
+#include "trainer/model/transformer.h"
+#include "trainer/runtime/blas_backend.h"
+#include "trainer/train/trainer.h"
+
+namespace {
+
+struct Options {
+  std::string config_file;
+  std::vector<std::string> overrides;
+  std::string run_dir;
+  std::string data_dir;
+  bool resume = false;
+  bool count_params = false;
+  std::int64_t vocab_size = 0;
+};
+
+std::int64_t count_parameters(const nmt::RunConfig& config) {
+  const nmt::model::Transformer model(config.model);
+  std::int64_t total = 0;
+  for (const auto& p : model->parameters()) total += p.numel();
+  return total;
+}
+
+std::string default_run_dir() {
+  const auto now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
+  char stamp[32];
+  std::strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", std::localtime(&now));
+  return std::string("runs/train-") + stamp;
+}
+
+int train(nmt::RunConfig config, const Options& o) {
+  nmt::runtime::check_blas_backend();
+  if (config.data.dir.empty())
+    throw std::invalid_argument("data.dir: no shards given (--data DIR)");
+  const auto manifest = nmt::preprocess::read_manifest(config.data.dir);
+  if (o.vocab_size > 0 && o.vocab_size != manifest.vocab_size) {
+    throw std::invalid_argument(fmt::format("--vocab-size {} but the shards in {} use {}",
+                                            o.vocab_size, config.data.dir, manifest.vocab_size));
+  }
+  config.model.vocab_size = manifest.vocab_size;
+  const std::string run_dir = o.run_dir.empty() ? default_run_dir() : o.run_dir;
+  std::filesystem::create_directories(run_dir);
+  auto sink = std::make_shared<nmt::train::JsonlMetricsSink>(run_dir + "/metrics.jsonl");
+  nmt::train::Trainer trainer(config, run_dir, sink);
+  const auto result = trainer.run(o.resume);
+  std::cout << fmt::format(
+      "trained {} steps in {:.1f} s; last loss {:.4f}; best validation nll {:.4f} "
+      "(perplexity {:.2f}); {} parameters; run directory {}\n",
+      result.steps, result.seconds, result.last_train_loss, result.best_valid_nll,
+      std::exp(result.best_valid_nll), result.parameters, run_dir);
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"Train the Transformer (Vaswani et al. 2017) on nmt-preprocess shards.",
+               "nmt-train"};
+  Options o;
+  nmt::LogOptions log;
+  log.tool = "nmt-train";
+  app.add_option("--config", o.config_file,
+                 "YAML run config (configs/base.yaml, configs/big.yaml...)");
+  app.add_option("--set", o.overrides, "Override a config key, e.g. --set model.d_model=256");
+  app.add_option("--run-dir", o.run_dir, "Run directory (config, metrics, checkpoints)");
+  app.add_option("--data", o.data_dir, "Shard directory (overrides data.dir)");
+  app.add_flag("--resume", o.resume, "Continue from the newest checkpoint in --run-dir");
+  app.add_flag("--count-params", o.count_params, "Print the model's parameter count and exit");
+  app.add_option("--vocab-size", o.vocab_size,
+                 "Vocabulary size (--count-params; checked against the shards)");
+  nmt::add_logging_flags(app, log);
+  return nmt::run_tool(app, log, argc, argv, [&] {
+    auto config = nmt::load_run_config(o.config_file, o.overrides);
+    if (!o.data_dir.empty()) config.data.dir = o.data_dir;
+    if (o.count_params) {
+      if (o.vocab_size > 0) config.model.vocab_size = o.vocab_size;
+      config.model.validate();
+      const auto count = count_parameters(config);
+      spdlog::info(
+          "{} layers, d_model {}, d_ff {}, {} heads, d_k {}, d_v {}, vocabulary {}: {} parameters "
+          "(formula: {})",
+          config.model.layers, config.model.d_model, config.model.d_ff, config.model.heads,
+          config.model.d_k, config.model.d_v, config.model.vocab_size, count,
+          config.model.expected_parameter_count());
+      std::cout << count << "\n";
+      return 0;
+    }
+    return train(config, o);
+  });
+}

@@ -1,0 +1,151 @@
+// The training recipe's pieces (paper section 5): the learning-rate schedule at known steps, the
+// label-smoothed loss against a hand computation, token-budget batching, the run config.
+
+#include <ATen/ops/log_softmax.h>
+#include <ATen/ops/tensor.h>
+
+#include <cmath>
+#include <set>
+
+#include "common/config_loader.h"
+#include "preprocess/vocabulary.h"
+#include "test_utils.h"
+#include "trainer/data/batching.h"
+#include "trainer/optim/label_smoothing.h"
+#include "trainer/optim/noam_schedule.h"
+#include "trainer/train_config.h"
+
+namespace nmt {
+namespace {
+
+using testing::TempDir;
+
+TEST(NoamSchedule, KnownValues) {
+  // Peak at the end of warmup: (d_model * warmup)^-0.5 = (512 * 4000)^-0.5.
+  EXPECT_NEAR(optim::noam_learning_rate(4000, 512, 4000), 1.0 / std::sqrt(512.0 * 4000.0), 1e-15);
+  EXPECT_NEAR(optim::noam_learning_rate(4000, 512, 4000), 6.987712429686844e-4, 1e-15);
+  // Linear warmup: step 1 is warmup^-1.5 / sqrt(d_model).
+  EXPECT_NEAR(optim::noam_learning_rate(1, 512, 4000), std::pow(4000.0, -1.5) / std::sqrt(512.0),
+              1e-18);
+  EXPECT_NEAR(optim::noam_learning_rate(2000, 512, 4000),
+              0.5 * optim::noam_learning_rate(4000, 512, 4000), 1e-15);
+  // Inverse square root decay after warmup: 4x the steps, half the rate.
+  EXPECT_NEAR(optim::noam_learning_rate(16000, 512, 4000),
+              0.5 * optim::noam_learning_rate(4000, 512, 4000), 1e-15);
+  EXPECT_NEAR(optim::noam_learning_rate(100000, 512, 4000), 1.0 / std::sqrt(512.0 * 100000.0),
+              1e-15);
+  EXPECT_NEAR(optim::noam_learning_rate(4000, 1024, 4000, 2.0), 2.0 / std::sqrt(1024.0 * 4000.0),
+              1e-15);
+  EXPECT_THROW(optim::noam_learning_rate(0, 512, 4000), std::invalid_argument);
+}
+
+TEST(LabelSmoothing, MatchesHandComputation) {
+  // Two positions over a vocabulary of 4, the second is padding (id 0) and must not count.
+  const auto logits = at::tensor({1.0f, 2.0f, 0.5f, -1.0f, 3.0f, 3.0f, 3.0f, 3.0f}).reshape({2, 4});
+  const auto target = at::tensor(std::vector<std::int64_t>{1, 0});
+  const double eps = 0.1;
+  const auto terms = optim::label_smoothed_loss(logits, target, eps, /*pad_id=*/0);
+  // By hand: log-sum-exp of {1, 2, 0.5, -1}.
+  const double lse = std::log(std::exp(1.0) + std::exp(2.0) + std::exp(0.5) + std::exp(-1.0));
+  const double nll = lse - 2.0;
+  const double mean_neg_log_p = lse - (1.0 + 2.0 + 0.5 - 1.0) / 4.0;
+  EXPECT_EQ(terms.tokens, 1);
+  EXPECT_NEAR(terms.nll.item<double>(), nll, 1e-6);
+  EXPECT_NEAR(terms.smoothed.item<double>(), (1 - eps) * nll + eps * mean_neg_log_p, 1e-6);
+  // eps = 0 is plain cross-entropy.
+  EXPECT_NEAR(optim::label_smoothed_loss(logits, target, 0.0, 0).smoothed.item<double>(), nll,
+              1e-6);
+}
+
+TEST(LabelSmoothing, GradientFlowsOnlyThroughRealTokens) {
+  auto logits =
+      at::tensor({0.2f, 0.1f, 0.4f, 0.3f, 0.9f, 0.8f}).reshape({2, 3}).set_requires_grad(true);
+  const auto target = at::tensor(std::vector<std::int64_t>{2, 0});
+  optim::label_smoothed_loss(logits, target, 0.1, 0).smoothed.backward();
+  EXPECT_GT(logits.grad()[0].abs().sum().item<float>(), 0.0f);
+  EXPECT_EQ(logits.grad()[1].abs().sum().item<float>(), 0.0f);
+}
+
+// Writes a tiny split with pairs of lengths (i % 9 + 1, i % 7 + 1).
+preprocess::ShardDataset tiny_dataset(const TempDir& dir, int pairs) {
+  preprocess::ShardHeader header{"train", 100, "v", {}, {}};
+  preprocess::ShardWriter writer(dir.path().string(), header, 1000, 0);
+  for (int i = 0; i < pairs; ++i) {
+    writer.add(std::vector<std::int32_t>(static_cast<std::size_t>(i % 9 + 1), 4 + i % 50),
+               std::vector<std::int32_t>(static_cast<std::size_t>(i % 7 + 1), 5 + i % 40), i);
+  }
+  preprocess::Manifest m;
+  m.vocab_sha256 = "v";
+  m.vocab_size = 100;
+  preprocess::SplitManifest split;
+  split.name = "train";
+  split.shards = writer.finish();
+  m.splits.push_back(split);
+  preprocess::write_manifest(dir.path().string(), m);
+  return preprocess::ShardDataset::open(dir.path().string(), "train");
+}
+
+TEST(Batching, BudgetsCoverageDeterminismAndTensors) {
+  TempDir dir;
+  const auto dataset = tiny_dataset(dir, 500);
+  DataConfig config;
+  config.max_src_tokens = 40;
+  config.max_tgt_tokens = 40;
+  config.max_length = 9;  // drops pairs whose source has 9 tokens (+EOS = 10)
+  config.bucket_pool = 4;
+  data::TokenBatcher batcher(dataset, config, 7);
+  EXPECT_EQ(batcher.skipped_too_long(), 500 / 9 + (500 % 9 > 8 ? 1 : 0));
+  const auto plan = batcher.epoch_plan(0);
+  std::set<std::int64_t> seen;
+  for (const auto& batch : plan) {
+    const auto b = batcher.make_batch(batch);
+    EXPECT_LE(b.src.numel(), 40);  // padded budget
+    EXPECT_LE(b.tgt_in.numel(), 40);
+    for (auto i : batch) EXPECT_TRUE(seen.insert(i).second) << "pair twice in an epoch";
+  }
+  EXPECT_EQ(static_cast<std::int64_t>(seen.size()), batcher.eligible_pairs());
+  EXPECT_EQ(batcher.epoch_plan(0), plan);  // same (seed, epoch): same plan
+  EXPECT_NE(batcher.epoch_plan(1), plan);  // a new epoch reshuffles
+  EXPECT_NE(data::TokenBatcher(dataset, config, 8).epoch_plan(0), plan);
+
+  const auto b = batcher.make_batch({3});  // source 4 tokens of id 7, target 4 tokens of id 8
+  EXPECT_EQ(b.src.sizes(), (std::vector<std::int64_t>{1, 5}));
+  EXPECT_EQ(b.src[0][4].item<std::int64_t>(), preprocess::kEosId);
+  EXPECT_EQ(b.tgt_in[0][0].item<std::int64_t>(), preprocess::kBosId);
+  EXPECT_EQ(b.tgt_in[0][1].item<std::int64_t>(), 8);
+  EXPECT_EQ(b.tgt_out[0][3].item<std::int64_t>(), 8);
+  EXPECT_EQ(b.tgt_out[0][4].item<std::int64_t>(), preprocess::kEosId);
+  EXPECT_EQ(b.tgt_tokens, 5);
+  const auto padded = batcher.make_batch({0, 3});  // lengths 1 and 4: row 0 padded with 0
+  EXPECT_EQ(padded.src[0][2].item<std::int64_t>(), preprocess::kPadId);
+  EXPECT_EQ(padded.src_tokens, 2 + 5);
+}
+
+TEST(RunConfig, DefaultsAreThePaperBaseAndFilesAreStrict) {
+  const RunConfig defaults;
+  EXPECT_EQ(defaults.model.d_model, 512);
+  EXPECT_EQ(defaults.model.heads, 8);
+  EXPECT_DOUBLE_EQ(defaults.train.adam_beta2, 0.98);
+  EXPECT_DOUBLE_EQ(defaults.train.adam_eps, 1e-9);
+  EXPECT_EQ(defaults.train.warmup_steps, 4000);
+  TempDir dir;
+  testing::write_text(dir.file("r.yaml"), "model:\n  d_model: 256\ntrain:\n  max_steps: 10\n");
+  const auto config =
+      load_run_config(dir.file("r.yaml"), {"model.heads=4", "train.label_smoothing=0.2"});
+  EXPECT_EQ(config.model.d_model, 256);
+  EXPECT_EQ(config.model.heads, 4);
+  EXPECT_DOUBLE_EQ(config.train.label_smoothing, 0.2);
+  // Round trip through the YAML stored in checkpoints.
+  const auto again = parse_run_config(to_yaml(config), "stored");
+  EXPECT_EQ(to_yaml(again), to_yaml(config));
+  NMT_EXPECT_THROW_WITH(load_run_config(dir.file("r.yaml"), {"model.dmodel=3"}), ConfigError,
+                        "unknown key 'model.dmodel'");
+  NMT_EXPECT_THROW_WITH(load_run_config(dir.file("r.yaml"), {"train.max_steps=many"}), ConfigError,
+                        "train.max_steps", "expected an integer");
+  auto bad = config;
+  bad.train.precision = "fp8";
+  EXPECT_THROW(bad.validate(), std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace nmt

@@ -1,0 +1,243 @@
+#include "trainer/checkpoint/checkpoint.h"
+
+#include <ATen/Context.h>
+#include <ATen/core/Generator.h>
+#include <ATen/ops/empty.h>
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <torch/utils.h>
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <mutex>
+#include <sstream>
+#include <type_traits>
+
+#include "common/atomic_file.h"
+#include "common/hdf5_file.h"
+
+namespace nmt::checkpoint {
+namespace {
+
+namespace fs = std::filesystem;
+
+// LibTorch keys optimizer state by the parameter's TensorImpl: as a string in 1.x, as a pointer in
+// later releases. Deduce which from the map type, so both compile.
+template <typename StateMap>
+typename StateMap::key_type state_key(const StateMap&, const at::Tensor& param) {
+  using Key = typename StateMap::key_type;
+  if constexpr (std::is_same_v<Key, std::string>) {
+    std::ostringstream key;
+    key << param.unsafeGetTensorImpl();
+    return key.str();
+  } else {
+    return static_cast<Key>(param.unsafeGetTensorImpl());
+  }
+}
+
+std::vector<std::int64_t> shape_of(const at::Tensor& t) {
+  return t.sizes().vec();
+}
+
+void write_tensor(Hdf5File& h5, const std::string& name, const at::Tensor& tensor) {
+  const auto cpu = tensor.detach().to(at::kCPU, at::kFloat).contiguous();
+  h5.write_array(name, cpu.data_ptr<float>(), shape_of(cpu));
+}
+
+at::Tensor read_tensor(const Hdf5File& h5, const std::string& name, const at::Tensor& like) {
+  const auto stored = h5.shape(name);
+  if (stored != shape_of(like)) {
+    throw std::runtime_error(fmt::format("{}: '{}' has shape [{}] but the model has [{}]",
+                                         h5.path(), name, fmt::join(stored, ", "),
+                                         fmt::join(like.sizes(), ", ")));
+  }
+  auto cpu = at::empty(like.sizes(), at::TensorOptions().dtype(at::kFloat));
+  h5.read_array(name, cpu.data_ptr<float>(), static_cast<std::size_t>(cpu.numel()));
+  return cpu.to(like.device(), like.scalar_type());
+}
+
+void write_rng(Hdf5File& h5, const std::string& name, at::Generator generator) {
+  std::lock_guard<std::mutex> lock(generator.mutex());
+  const auto state = generator.get_state().contiguous();  // uint8 bytes
+  h5.write_array(name, state.data_ptr<std::uint8_t>(), shape_of(state));
+}
+
+void read_rng(const Hdf5File& h5, const std::string& name, at::Generator generator) {
+  std::lock_guard<std::mutex> lock(generator.mutex());
+  auto state = at::empty(h5.shape(name), at::TensorOptions().dtype(at::kByte));
+  h5.read_array(name, state.data_ptr<std::uint8_t>(), static_cast<std::size_t>(state.numel()));
+  generator.set_state(state);
+}
+
+void write_optimizer(Hdf5File& h5, const torch::nn::Module& model, const torch::optim::Adam& adam) {
+  std::int64_t step = 0;
+  for (const auto& item : model.named_parameters()) {
+    const auto it = adam.state().find(state_key(adam.state(), item.value()));
+    if (it == adam.state().end()) continue;  // no update yet
+    const auto& s = static_cast<const torch::optim::AdamParamState&>(*it->second);
+    write_tensor(h5, "/optimizer/" + item.key() + "/exp_avg", s.exp_avg());
+    write_tensor(h5, "/optimizer/" + item.key() + "/exp_avg_sq", s.exp_avg_sq());
+    step = s.step();
+  }
+  h5.set_attribute("/", "optimizer_step", step);
+}
+
+void read_optimizer(const Hdf5File& h5, const torch::nn::Module& model, torch::optim::Adam& adam) {
+  const std::int64_t step = h5.int_attribute("/", "optimizer_step");
+  for (const auto& item : model.named_parameters()) {
+    const std::string base = "/optimizer/" + item.key();
+    if (!h5.exists(base + "/exp_avg")) {
+      if (step > 0) throw std::runtime_error(h5.path() + ": no optimizer state for " + item.key());
+      continue;
+    }
+    auto state = std::make_unique<torch::optim::AdamParamState>();
+    state->step(step);
+    state->exp_avg(read_tensor(h5, base + "/exp_avg", item.value()));
+    state->exp_avg_sq(read_tensor(h5, base + "/exp_avg_sq", item.value()));
+    adam.state()[state_key(adam.state(), item.value())] = std::move(state);
+  }
+}
+
+void write_state(Hdf5File& h5, const TrainingState& s, const RunConfig& config) {
+  h5.set_attribute("/", "format", std::string(kCheckpointFormat));
+  h5.set_attribute("/", "format_version", kCheckpointFormatVersion);
+  h5.set_attribute("/", "step", s.step);
+  h5.set_attribute("/", "epoch", s.epoch);
+  h5.set_attribute("/", "batch_in_epoch", s.batch_in_epoch);
+  h5.set_attribute("/", "best_valid_nll", s.best_valid_nll);
+  h5.set_attribute("/", "validations_without_improvement", s.validations_without_improvement);
+  h5.set_attribute("/", "elapsed_seconds", s.elapsed_seconds);
+  h5.set_attribute("/", "averaged_from", s.averaged_from);
+  h5.set_attribute("/", "config", to_yaml(config));
+}
+
+// Opens and checks the format; every read error names the file.
+Hdf5File open_checkpoint(const std::string& path) {
+  Hdf5File h5(path, Hdf5File::Mode::kRead);
+  const std::string format = h5.string_attribute("/", "format");
+  const std::int64_t version = h5.int_attribute("/", "format_version");
+  if (format != kCheckpointFormat || version != kCheckpointFormatVersion) {
+    throw std::runtime_error(fmt::format("{}: not an {} version {} file (format '{}', version {})",
+                                         path, kCheckpointFormat, kCheckpointFormatVersion, format,
+                                         version));
+  }
+  return h5;
+}
+
+TrainingState read_state(const Hdf5File& h5) {
+  TrainingState s;
+  s.step = h5.int_attribute("/", "step");
+  s.epoch = h5.int_attribute("/", "epoch");
+  s.batch_in_epoch = h5.int_attribute("/", "batch_in_epoch");
+  s.best_valid_nll = h5.double_attribute("/", "best_valid_nll");
+  s.validations_without_improvement = h5.int_attribute("/", "validations_without_improvement");
+  s.elapsed_seconds = h5.double_attribute("/", "elapsed_seconds");
+  s.averaged_from = h5.int_attribute("/", "averaged_from");
+  return s;
+}
+
+}  // namespace
+
+std::vector<std::string> model_config_differences(const model::ModelConfig& a,
+                                                  const model::ModelConfig& b) {
+  const YAML::Node x = YAML::Load(to_yaml(a)), y = YAML::Load(to_yaml(b));
+  std::vector<std::string> differences;
+  for (const auto& entry : x) {
+    const std::string key = entry.first.Scalar();
+    if (entry.second.Scalar() != y[key].Scalar()) {
+      differences.push_back(
+          fmt::format("{}: {} vs {}", key, entry.second.Scalar(), y[key].Scalar()));
+    }
+  }
+  return differences;
+}
+
+void save_checkpoint(const std::string& path, const torch::nn::Module& model,
+                     const torch::optim::Adam* optimizer, const TrainingState& state,
+                     const RunConfig& config) {
+  const std::string temp = path + ".tmp";
+  {
+    Hdf5File h5(temp, Hdf5File::Mode::kCreate);
+    for (const auto& item : model.named_parameters())
+      write_tensor(h5, "/model/" + item.key(), item.value());
+    if (optimizer != nullptr)
+      write_optimizer(h5, model, *optimizer);
+    else
+      h5.set_attribute("/", "optimizer_step", std::int64_t{0});
+    write_rng(h5, "/rng/cpu", at::globalContext().defaultGenerator(at::kCPU));
+    const auto device =
+        model.parameters().empty() ? at::Device(at::kCPU) : model.parameters()[0].device();
+    if (device.is_cuda()) write_rng(h5, "/rng/cuda", at::globalContext().defaultGenerator(device));
+    write_state(h5, state, config);
+  }
+  fsync_path(temp);
+  fs::rename(temp, path);
+  fsync_path(fs::path(path).parent_path().empty() ? "." : fs::path(path).parent_path().string());
+}
+
+RunConfig read_checkpoint_config(const std::string& path) {
+  const Hdf5File h5 = open_checkpoint(path);
+  return parse_run_config(h5.string_attribute("/", "config"), path + " (stored config)");
+}
+
+TrainingState read_training_state(const std::string& path) {
+  return read_state(open_checkpoint(path));
+}
+
+TrainingState load_checkpoint(const std::string& path, torch::nn::Module& model,
+                              torch::optim::Adam* optimizer, const RunConfig& expected) {
+  const Hdf5File h5 = open_checkpoint(path);
+  const RunConfig stored = parse_run_config(h5.string_attribute("/", "config"), path);
+  const auto differences = model_config_differences(stored.model, expected.model);
+  if (!differences.empty()) {
+    throw std::runtime_error(fmt::format(
+        "{}: checkpoint was trained with a different model config ({}); load it with its own "
+        "config or start a new run",
+        path, fmt::join(differences, "; ")));
+  }
+  {
+    torch::NoGradGuard no_grad;
+    for (auto& item : model.named_parameters()) {
+      const std::string name = "/model/" + item.key();
+      if (!h5.exists(name))
+        throw std::runtime_error(path + ": parameter " + item.key() + " missing");
+      item.value().copy_(read_tensor(h5, name, item.value()));
+    }
+  }
+  if (optimizer != nullptr) {
+    read_optimizer(h5, model, *optimizer);
+    read_rng(h5, "/rng/cpu", at::globalContext().defaultGenerator(at::kCPU));
+    const auto device =
+        model.parameters().empty() ? at::Device(at::kCPU) : model.parameters()[0].device();
+    if (device.is_cuda() && h5.exists("/rng/cuda")) {
+      read_rng(h5, "/rng/cuda", at::globalContext().defaultGenerator(device));
+    }
+  }
+  return read_state(h5);
+}
+
+std::string checkpoint_path(const std::string& run_dir, std::int64_t step) {
+  return (fs::path(run_dir) / "checkpoints" / fmt::format("step-{:08}.h5", step)).string();
+}
+
+std::vector<std::string> list_checkpoints(const std::string& run_dir) {
+  std::vector<std::string> found;
+  const fs::path dir = fs::path(run_dir) / "checkpoints";
+  if (!fs::exists(dir)) return found;
+  for (const auto& entry : fs::directory_iterator(dir)) {
+    const std::string name = entry.path().filename().string();
+    if (name.rfind("step-", 0) == 0 && entry.path().extension() == ".h5") {
+      found.push_back(entry.path().string());
+    }
+  }
+  std::sort(found.begin(), found.end());  // zero-padded steps sort by name
+  return found;
+}
+
+void prune_checkpoints(const std::string& run_dir, std::int64_t keep) {
+  auto all = list_checkpoints(run_dir);
+  for (std::size_t i = 0; i + static_cast<std::size_t>(keep) < all.size(); ++i) fs::remove(all[i]);
+}
+
+}  // namespace nmt::checkpoint

@@ -1,0 +1,63 @@
+#pragma once
+// The checkpoint format, defined here only (writer and reader). One HDF5 file, readable by h5py:
+//   /model/<state-dict name>          float32, the parameter's shape
+//   ("encoder.layers.0.ffn.linear1.weight") /optimizer/<name>/exp_avg         float32, Adam's first
+//   moment (absent in averaged checkpoints) /optimizer/<name>/exp_avg_sq      float32, Adam's
+//   second moment /rng/cpu, /rng/cuda               uint8, generator states (dropout), so resume is
+//   exact attributes on "/": format "nmt-checkpoint", format_version, step, epoch, batch_in_epoch,
+//   optimizer_step, best_valid_nll, validations_without_improvement, elapsed_seconds,
+//   averaged_from (0, or how many checkpoints were averaged), config (the resolved YAML)
+// Written to a temporary file, fsynced and renamed: a checkpoint is complete or absent.
+
+#include <torch/nn/module.h>
+#include <torch/optim/adam.h>
+
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "trainer/train_config.h"
+
+namespace nmt::checkpoint {
+
+inline constexpr const char* kCheckpointFormat = "nmt-checkpoint";
+inline constexpr std::int64_t kCheckpointFormatVersion = 1;
+
+// Where training stands; with the parameters, optimizer and RNG it is everything resume needs.
+struct TrainingState {
+  std::int64_t step = 0;            // parameter updates done
+  std::int64_t epoch = 0;           // epoch of the next batch
+  std::int64_t batch_in_epoch = 0;  // index of the next batch in that epoch's plan
+  double best_valid_nll = std::numeric_limits<double>::infinity();  // per target token
+  std::int64_t validations_without_improvement = 0;
+  double elapsed_seconds = 0.0;    // training time before this checkpoint
+  std::int64_t averaged_from = 0;  // > 0 for an nmt-average output
+};
+
+// Saves `model` (and `optimizer`, may be null) with the RNG states, atomically.
+void save_checkpoint(const std::string& path, const torch::nn::Module& model,
+                     const torch::optim::Adam* optimizer, const TrainingState& state,
+                     const RunConfig& config);
+
+// The config stored in a checkpoint. Throws naming the file when it is not a readable checkpoint.
+RunConfig read_checkpoint_config(const std::string& path);
+TrainingState read_training_state(const std::string& path);
+
+// Loads parameters into `model` (built from `expected`), and when `optimizer` is given its state
+// and the RNG states. Refuses, naming the file and the differing keys, a checkpoint whose model
+// config differs from `expected.model`, and a truncated or corrupt file.
+TrainingState load_checkpoint(const std::string& path, torch::nn::Module& model,
+                              torch::optim::Adam* optimizer, const RunConfig& expected);
+
+// The step checkpoints of a run directory's checkpoints/ folder, oldest first.
+std::vector<std::string> list_checkpoints(const std::string& run_dir);
+std::string checkpoint_path(const std::string& run_dir, std::int64_t step);
+// Deletes all but the newest `keep` step checkpoints.
+void prune_checkpoints(const std::string& run_dir, std::int64_t keep);
+
+// Model config keys whose values differ ("d_model: 512 vs 256"); empty when equal.
+std::vector<std::string> model_config_differences(const model::ModelConfig& a,
+                                                  const model::ModelConfig& b);
+
+}  // namespace nmt::checkpoint

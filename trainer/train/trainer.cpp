@@ -1,0 +1,290 @@
+#include "trainer/train/trainer.h"
+
+#include <ATen/Parallel.h>
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+#include <torch/nn/utils/clip_grad.h>
+#include <torch/optim/adam.h>
+#include <torch/utils.h>
+
+#include <chrono>
+#include <cmath>
+#include <filesystem>
+
+#include "common/atomic_file.h"
+#include "common/progress.h"
+#include "preprocess/vocabulary.h"
+#include "trainer/data/batching.h"
+#include "trainer/model/transformer.h"
+#include "trainer/optim/label_smoothing.h"
+#include "trainer/optim/noam_schedule.h"
+#include "trainer/runtime/device.h"
+#include "trainer/runtime/precision.h"
+
+namespace nmt::train {
+namespace {
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+struct UpdateStats {
+  double loss_sum = 0, nll_sum = 0;
+  std::int64_t tgt_tokens = 0, src_tokens = 0;
+};
+
+struct ValidStats {
+  double nll = 0, loss = 0, ppl = 0;
+  std::int64_t tokens = 0;
+};
+
+}  // namespace
+
+struct Trainer::Impl {
+  RunConfig config;
+  std::string run_dir;
+  std::shared_ptr<MetricsSink> sink;
+  c10::Device device{c10::kCPU};
+  preprocess::ShardDataset train_data, valid_data;
+  std::unique_ptr<data::TokenBatcher> train_batches, valid_batches;
+  model::Transformer model{nullptr};
+  std::unique_ptr<torch::optim::Adam> adam;
+  runtime::LossScaler scaler{false};
+  checkpoint::TrainingState state;
+  data::BatchPlan plan;  // of state.epoch
+  std::int64_t plan_epoch = -1;
+  Clock::time_point last_checkpoint = Clock::now();
+  Clock::time_point run_start = Clock::now();
+  double elapsed_before = 0.0;  // training seconds of earlier processes (from the checkpoint)
+
+  void setup();
+  data::Batch next_batch();
+  UpdateStats update();
+  double gradient_norm() const;
+  ValidStats validate();
+  void after_update(const UpdateStats& u, double step_seconds, ProgressMeter& progress,
+                    TrainResult& result);
+  void save(const std::string& path);
+};
+
+void Trainer::Impl::setup() {
+  const auto& t = config.train;
+  if (t.threads > 0) at::set_num_threads(t.threads);
+  device = runtime::select_device(t.device);
+  runtime::check_precision(t.precision, device);
+  scaler = runtime::LossScaler(t.precision == "fp16");
+  train_data = preprocess::ShardDataset::open(config.data.dir, config.data.train_split);
+  train_batches = std::make_unique<data::TokenBatcher>(train_data, config.data, t.seed);
+  if (!config.data.valid_split.empty()) {
+    preprocess::DatasetOptions same_vocab;
+    same_vocab.expect_vocab_sha256 = train_data.manifest().vocab_sha256;
+    valid_data =
+        preprocess::ShardDataset::open(config.data.dir, config.data.valid_split, same_vocab);
+    valid_batches = std::make_unique<data::TokenBatcher>(valid_data, config.data, t.seed);
+  }
+  spdlog::info("data: {} training pairs ({} longer than {} skipped), {} validation pairs",
+               train_batches->eligible_pairs(), train_batches->skipped_too_long(),
+               config.data.max_length, valid_batches ? valid_batches->eligible_pairs() : 0);
+  torch::manual_seed(t.seed);
+  model = model::Transformer(config.model);
+  model->to(device);
+  adam = std::make_unique<torch::optim::Adam>(
+      model->parameters(),
+      torch::optim::AdamOptions(0.0).betas({t.adam_beta1, t.adam_beta2}).eps(t.adam_eps));
+}
+
+data::Batch Trainer::Impl::next_batch() {
+  while (true) {
+    if (plan_epoch != state.epoch) {
+      plan = train_batches->epoch_plan(state.epoch);
+      plan_epoch = state.epoch;
+      if (plan.empty()) throw std::runtime_error("no training batches: is the train split empty?");
+    }
+    if (state.batch_in_epoch < static_cast<std::int64_t>(plan.size())) break;
+    ++state.epoch;
+    state.batch_in_epoch = 0;
+  }
+  auto batch = train_batches->make_batch(plan[static_cast<std::size_t>(state.batch_in_epoch++)]);
+  batch.src = batch.src.to(device);
+  batch.tgt_in = batch.tgt_in.to(device);
+  batch.tgt_out = batch.tgt_out.to(device);
+  return batch;
+}
+
+UpdateStats Trainer::Impl::update() {
+  const auto& t = config.train;
+  UpdateStats u;
+  adam->zero_grad();
+  for (std::int64_t a = 0; a < t.accumulation; ++a) {
+    const auto batch = next_batch();
+    optim::LossTerms terms;
+    {
+      runtime::AutocastScope autocast(t.precision);
+      const auto logits = model->forward(batch.src, batch.tgt_in);  // [batch, tgt_len, vocab]
+      terms = optim::label_smoothed_loss(logits.reshape({-1, logits.size(-1)}),
+                                         batch.tgt_out.reshape({-1}), t.label_smoothing,
+                                         preprocess::kPadId);
+    }
+    (terms.smoothed * scaler.scale()).backward();
+    u.loss_sum += terms.smoothed.item<double>();
+    u.nll_sum += terms.nll.item<double>();
+    u.tgt_tokens += terms.tokens;
+    u.src_tokens += batch.src_tokens;
+  }
+  // Token-averaged gradients: the update's loss is the mean over all its target tokens.
+  const bool finite = scaler.unscale(model->parameters());
+  for (auto& p : model->parameters()) {
+    if (p.grad().defined())
+      p.grad().div_(static_cast<double>(std::max<std::int64_t>(u.tgt_tokens, 1)));
+  }
+  if (t.clip_norm > 0) torch::nn::utils::clip_grad_norm_(model->parameters(), t.clip_norm);
+  const double lr =
+      optim::noam_learning_rate(state.step + 1, config.model.d_model, t.warmup_steps, t.lr_factor);
+  for (auto& group : adam->param_groups())
+    static_cast<torch::optim::AdamOptions&>(group.options()).lr(lr);
+  if (finite) adam->step();
+  scaler.update(finite);
+  ++state.step;
+  return u;
+}
+
+double Trainer::Impl::gradient_norm() const {
+  double squares = 0;
+  for (const auto& p : model->parameters()) {
+    if (p.grad().defined()) squares += p.grad().pow(2).sum().item<double>();
+  }
+  return std::sqrt(squares);
+}
+
+ValidStats Trainer::Impl::validate() {
+  ValidStats v;
+  if (!valid_batches) return v;
+  torch::NoGradGuard no_grad;
+  model->eval();
+  double nll = 0, loss = 0;
+  for (const auto& indices : valid_batches->sequential_plan()) {
+    const auto batch = valid_batches->make_batch(indices);
+    runtime::AutocastScope autocast(config.train.precision);
+    const auto logits = model->forward(batch.src.to(device), batch.tgt_in.to(device));
+    const auto terms = optim::label_smoothed_loss(logits.reshape({-1, logits.size(-1)}),
+                                                  batch.tgt_out.to(device).reshape({-1}),
+                                                  config.train.label_smoothing, preprocess::kPadId);
+    nll += terms.nll.item<double>();
+    loss += terms.smoothed.item<double>();
+    v.tokens += terms.tokens;
+  }
+  model->train();
+  const double tokens = static_cast<double>(std::max<std::int64_t>(v.tokens, 1));
+  v.nll = nll / tokens;
+  v.loss = loss / tokens;
+  v.ppl = std::exp(v.nll);
+  return v;
+}
+
+void Trainer::Impl::save(const std::string& path) {
+  fs::create_directories(fs::path(path).parent_path());
+  state.elapsed_seconds = elapsed_before + seconds_since(run_start);
+  checkpoint::save_checkpoint(path, *model, adam.get(), state, config);
+  last_checkpoint = Clock::now();
+}
+
+void Trainer::Impl::after_update(const UpdateStats& u, double step_seconds, ProgressMeter& progress,
+                                 TrainResult& result) {
+  const auto& t = config.train;
+  const std::int64_t step = state.step;
+  const double tokens = static_cast<double>(std::max<std::int64_t>(u.tgt_tokens, 1));
+  result.last_train_loss = u.loss_sum / tokens;
+  if (step % t.log_every == 0 || step == t.max_steps) {
+    const double lr =
+        optim::noam_learning_rate(step, config.model.d_model, t.warmup_steps, t.lr_factor);
+    const double tok_s = static_cast<double>(u.src_tokens + u.tgt_tokens) / step_seconds;
+    sink->log("train/loss", step, u.loss_sum / tokens);
+    sink->log("train/nll", step, u.nll_sum / tokens);
+    sink->log("train/ppl", step, std::exp(u.nll_sum / tokens));
+    sink->log("train/lr", step, lr);
+    sink->log("train/grad_norm", step, gradient_norm());
+    sink->log("train/tokens_per_s", step, tok_s);
+    sink->log("train/ms_per_step", step, 1000.0 * step_seconds);
+    spdlog::info("step {}: loss {:.3f}, ppl {:.2f}, lr {:.3g}, {:.0f} tokens/s, {:.0f} ms/step",
+                 step, u.loss_sum / tokens, std::exp(u.nll_sum / tokens), lr, tok_s,
+                 1000.0 * step_seconds);
+  }
+  progress.update(step, static_cast<double>(step) / static_cast<double>(t.max_steps));
+  if (t.validate_every > 0 && (step % t.validate_every == 0 || step == t.max_steps) &&
+      valid_batches) {
+    const auto v = validate();
+    sink->log("valid/nll", step, v.nll);
+    sink->log("valid/loss", step, v.loss);
+    sink->log("valid/ppl", step, v.ppl);
+    spdlog::info("step {}: validation nll {:.4f}, perplexity {:.2f} ({} tokens)", step, v.nll,
+                 v.ppl, v.tokens);
+    if (v.nll < state.best_valid_nll) {
+      state.best_valid_nll = v.nll;
+      state.validations_without_improvement = 0;
+      save((fs::path(run_dir) / "checkpoints" / "best.h5").string());
+    } else {
+      ++state.validations_without_improvement;
+    }
+    result.early_stopped =
+        t.early_stopping > 0 && state.validations_without_improvement >= t.early_stopping;
+  }
+  const auto& c = config.checkpoint;
+  const bool by_steps = c.every_steps > 0 && step % c.every_steps == 0;
+  const bool by_time =
+      c.every_minutes > 0 && seconds_since(last_checkpoint) >= 60.0 * c.every_minutes;
+  if (by_steps || by_time || step == t.max_steps || result.early_stopped) {
+    save(checkpoint::checkpoint_path(run_dir, step));
+    checkpoint::prune_checkpoints(run_dir, c.keep_last);
+  }
+  sink->flush();
+}
+
+Trainer::Trainer(RunConfig config, std::string run_dir, std::shared_ptr<MetricsSink> sink)
+    : impl_(std::make_unique<Impl>()) {
+  config.validate();
+  impl_->config = std::move(config);
+  impl_->run_dir = std::move(run_dir);
+  impl_->sink = std::move(sink);
+}
+
+Trainer::~Trainer() = default;
+
+TrainResult Trainer::run(bool resume) {
+  auto& m = *impl_;
+  m.setup();
+  const auto existing = checkpoint::list_checkpoints(m.run_dir);
+  if (resume && !existing.empty()) {
+    m.state = checkpoint::load_checkpoint(existing.back(), *m.model, m.adam.get(), m.config);
+    spdlog::info("resumed from {} at step {} (epoch {}, batch {})", existing.back(), m.state.step,
+                 m.state.epoch, m.state.batch_in_epoch);
+  } else if (!existing.empty()) {
+    throw std::runtime_error(m.run_dir +
+                             " already holds checkpoints: pass --resume to continue it, "
+                             "or choose another --run-dir");
+  }
+  fs::create_directories(m.run_dir);
+  write_file_atomically((fs::path(m.run_dir) / "config.yaml").string(), to_yaml(m.config));
+  TrainResult result;
+  for (const auto& p : m.model->parameters()) result.parameters += p.numel();
+  spdlog::info("model: {} parameters on {}", result.parameters, runtime::describe_device(m.device));
+  m.model->train();
+  ProgressMeter progress("train", "steps", 30.0);
+  const auto start = Clock::now();
+  m.run_start = start;
+  m.elapsed_before = m.state.elapsed_seconds;
+  while (m.state.step < m.config.train.max_steps && !result.early_stopped) {
+    const auto step_start = Clock::now();
+    const auto u = m.update();
+    m.after_update(u, seconds_since(step_start), progress, result);
+  }
+  result.seconds = seconds_since(start);
+  result.steps = m.state.step;
+  result.best_valid_nll = m.state.best_valid_nll;
+  progress.finish(m.state.step);
+  return result;
+}
+
+}  // namespace nmt::train

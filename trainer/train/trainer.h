@@ -1,0 +1,44 @@
+#pragma once
+// The training loop (paper section 5): token-based batches, Adam with the warmup/inverse-sqrt
+// schedule, label-smoothed loss, gradient accumulation to reach the paper's ~25k tokens per
+// update, periodic validation and checkpoints, and exact resume from the newest checkpoint.
+// One update:
+//   for each of `accumulation` batches: loss = smoothed CE summed over tokens; backward
+//   gradients /= target tokens of the update; optional clipping; lr = noam(step); Adam step
+
+#include <memory>
+#include <string>
+
+#include "preprocess/shard_format.h"
+#include "trainer/checkpoint/checkpoint.h"
+#include "trainer/train/metrics_sink.h"
+#include "trainer/train_config.h"
+
+namespace nmt::train {
+
+struct TrainResult {
+  std::int64_t steps = 0;
+  double best_valid_nll = 0.0;   // per target token
+  double last_train_loss = 0.0;  // smoothed, per target token, of the last update
+  double seconds = 0.0;          // training time of this process
+  std::int64_t parameters = 0;
+  bool early_stopped = false;
+};
+
+class Trainer {
+ public:
+  // `config.model.vocab_size` must match the shards' vocabulary (nmt-train sets it from the
+  // manifest). Writes config.yaml, metrics and checkpoints under `run_dir`.
+  Trainer(RunConfig config, std::string run_dir, std::shared_ptr<MetricsSink> sink);
+  ~Trainer();
+
+  // Trains to config.train.max_steps. With `resume`, continues from the newest checkpoint of
+  // run_dir (bit-identical to an uninterrupted run on CPU); without, run_dir must hold none.
+  TrainResult run(bool resume);
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace nmt::train

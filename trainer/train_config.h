@@ -1,0 +1,70 @@
+#pragma once
+// Everything nmt-train is told, as plain structs with the paper's base recipe as defaults, loaded
+// from YAML in exactly one place (load_run_config) and checked by validate(). Nothing below main
+// reads files or the environment for settings. The resolved config (to_yaml) is written into the
+// run directory and every checkpoint.
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "trainer/model/model_config.h"
+
+namespace nmt {
+
+struct DataConfig {
+  std::string dir;  // an nmt-preprocess output directory
+  std::string train_split = "train";
+  std::string valid_split = "valid";    // empty: no validation
+  std::int64_t max_src_tokens = 25000;  // per batch, padded (the paper: ~25k source tokens)
+  std::int64_t max_tgt_tokens = 25000;  // per batch, padded (~25k target tokens)
+  std::int64_t max_length = 256;        // longer pairs (either side, with BOS/EOS) are skipped
+  std::int64_t bucket_pool = 100;       // batches' worth of pairs sorted by length together
+  void validate() const;
+};
+
+struct TrainConfig {
+  std::int64_t max_steps = 100000;  // parameter updates (base: 100k; big: 300k)
+  std::int64_t accumulation = 1;    // batches per update, to reach 25k tokens on fewer devices
+  double lr_factor = 1.0;  // lr = factor * d_model^-0.5 * min(step^-0.5, step * warmup^-1.5)
+  std::int64_t warmup_steps = 4000;
+  double adam_beta1 = 0.9;
+  double adam_beta2 = 0.98;
+  double adam_eps = 1e-9;
+  double label_smoothing = 0.1;        // eps_ls
+  double clip_norm = 0.0;              // gradient-norm clipping; 0 disables (the paper has none)
+  std::int64_t validate_every = 1000;  // steps; 0 disables
+  std::int64_t early_stopping = 0;     // stop after this many validations without improvement
+  std::int64_t log_every = 100;        // steps between metric lines
+  std::uint64_t seed = 1;              // parameters, dropout and batch order
+  std::string device = "cpu";          // cpu, cuda, cuda:N, auto
+  std::string precision = "fp32";      // fp32; on CUDA also bf16 (autocast) or fp16 (loss scaling)
+  int threads = 0;                     // intra-op CPU threads; 0: LibTorch's default
+  void validate() const;
+};
+
+struct CheckpointConfig {
+  std::int64_t every_steps = 1000;  // 0: only by time and at the end
+  double every_minutes = 0.0;       // the paper wrote one every 10 minutes; 0 disables
+  std::int64_t keep_last = 5;       // older step checkpoints are deleted
+  void validate() const;
+};
+
+struct RunConfig {
+  model::ModelConfig model;
+  DataConfig data;
+  TrainConfig train;
+  CheckpointConfig checkpoint;
+  void validate() const;
+};
+
+// Loads `path` (may be empty: all defaults) and applies --set overrides ("model.d_model=256").
+// Unknown keys and wrong types are ConfigErrors naming file, line and key.
+RunConfig load_run_config(const std::string& path, const std::vector<std::string>& overrides = {});
+// Parses YAML text written by to_yaml (the copy inside a checkpoint).
+RunConfig parse_run_config(const std::string& yaml, const std::string& source);
+
+std::string to_yaml(const RunConfig& config);
+std::string to_yaml(const model::ModelConfig& model);
+
+}  // namespace nmt
