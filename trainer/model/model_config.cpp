@@ -23,8 +23,9 @@ void ModelConfig::validate() const {
           "expected 'sinusoidal' or 'learned', got '" + positions + "'");
   require(max_positions >= 2, "max_positions", "must be at least 2");
   require(norm == "post" || norm == "pre", "norm", "expected 'post' or 'pre', got '" + norm + "'");
-  require(embedding_sharing == "all" || embedding_sharing == "decoder" || embedding_sharing == "none",
-          "embedding_sharing", "expected 'all', 'decoder' or 'none', got '" + embedding_sharing + "'");
+  require(
+      embedding_sharing == "all" || embedding_sharing == "decoder" || embedding_sharing == "none",
+      "embedding_sharing", "expected 'all', 'decoder' or 'none', got '" + embedding_sharing + "'");
   require(layer_norm_eps > 0, "layer_norm_eps", "must be positive");
 }
 
@@ -37,7 +38,9 @@ std::int64_t ModelConfig::expected_parameter_count() const {
   const std::int64_t norm_params = 2 * d;  // gain and bias
   const std::int64_t encoder_layer = attention + ffn + 2 * norm_params;
   const std::int64_t decoder_layer = 2 * attention + ffn + 3 * norm_params;
-  const std::int64_t matrices = embedding_sharing == "all" ? 1 : embedding_sharing == "decoder" ? 2 : 3;
+  const std::int64_t matrices = embedding_sharing == "all"       ? 1
+                                : embedding_sharing == "decoder" ? 2
+                                                                 : 3;
   std::int64_t total = layers * (encoder_layer + decoder_layer) + matrices * vocab_size * d;
   if (positions == "learned") total += 2 * max_positions * d;  // one table per stack
   if (norm == "pre") total += 2 * norm_params;                 // final encoder and decoder norms

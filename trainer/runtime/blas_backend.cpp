@@ -1,13 +1,16 @@
 #include "trainer/runtime/blas_backend.h"
 
+#include <ATen/Parallel.h>
 #include <ATen/ops/matmul.h>
 #include <ATen/ops/randn.h>
+#include <dlfcn.h>
 #include <link.h>
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
+#include <thread>
 #include <vector>
 
 namespace nmt::runtime {
@@ -66,6 +69,26 @@ double measure_matmul_gflops(int n, int repeats) {
     best_seconds = std::min(best_seconds, elapsed.count());
   }
   return 2.0 * n * n * static_cast<double>(n) / best_seconds / 1e9;
+}
+
+bool set_blas_threads(int threads) {
+  using SetThreads = void (*)(int);
+  for (const char* symbol :
+       {"openblas_set_num_threads", "MKL_Set_Num_Threads", "bli_thread_set_num_threads"}) {
+    if (void* address = dlsym(RTLD_DEFAULT, symbol)) {
+      reinterpret_cast<SetThreads>(address)(threads);
+      return true;
+    }
+  }
+  return false;
+}
+
+void configure_cpu_threads(int threads) {
+  const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  const int n = threads > 0 ? threads : cores;
+  at::set_num_threads(1);
+  if (!set_blas_threads(n))
+    at::set_num_threads(n);  // a BLAS we cannot steer: let LibTorch use them
 }
 
 BlasBackend check_blas_backend() {

@@ -22,6 +22,16 @@ BlasBackend detect_blas_backend();
 // products of two n x n matrices, on the current intra-op thread count.
 double measure_matmul_gflops(int n = 1024, int repeats = 5);
 
+// Sets the BLAS library's own thread count (OpenBLAS, MKL or BLIS, looked up at run time).
+// Returns false when the loaded BLAS offers no such call (the reference BLAS is single-threaded).
+bool set_blas_threads(int threads);
+
+// Gives a CPU process `threads` threads (0: all cores) without the two pools fighting: LibTorch's
+// intra-op pool (OpenMP) and OpenBLAS's pthreads each spin-wait on every core they own, so with
+// both at N threads on N cores, training ran 25% slower than with matrix products on N BLAS
+// threads and element-wise kernels on one (measured on this project's 2-core machines).
+void configure_cpu_threads(int threads);
+
 // Logs the backend; warns when it is the reference BLAS. Returns the detected backend.
 BlasBackend check_blas_backend();
 

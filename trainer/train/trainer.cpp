@@ -18,6 +18,7 @@
 #include "trainer/model/transformer.h"
 #include "trainer/optim/label_smoothing.h"
 #include "trainer/optim/noam_schedule.h"
+#include "trainer/runtime/blas_backend.h"
 #include "trainer/runtime/device.h"
 #include "trainer/runtime/precision.h"
 
@@ -72,8 +73,8 @@ struct Trainer::Impl {
 
 void Trainer::Impl::setup() {
   const auto& t = config.train;
-  if (t.threads > 0) at::set_num_threads(t.threads);
   device = runtime::select_device(t.device);
+  if (device.is_cpu()) runtime::configure_cpu_threads(t.threads);
   runtime::check_precision(t.precision, device);
   scaler = runtime::LossScaler(t.precision == "fp16");
   train_data = preprocess::ShardDataset::open(config.data.dir, config.data.train_split);

@@ -1,0 +1,68 @@
+#pragma once
+// Scaled dot-product and multi-head attention (paper section 3.2.1 and 3.2.2).
+// The per-head widths d_k and d_v are independent of d_model / h (Table 3 rows A and B vary them).
+
+#include <torch/nn/module.h>
+#include <torch/nn/modules/dropout.h>
+#include <torch/nn/modules/linear.h>
+
+#include <cstdint>
+
+namespace nmt::model {
+
+// Which keys a query may not look at. Padding and causality are the only two reasons in the model.
+struct AttentionMask {
+  torch::Tensor key_padding;  // [batch, key_len] bool, true at padding; undefined: no padding
+  bool causal = false;        // query i (aligned to the last keys) sees keys up to its own position
+
+  // The blocked (query, key) pairs, broadcastable to [batch, heads, query_len, key_len];
+  // undefined when nothing is blocked.
+  torch::Tensor blocked(std::int64_t query_len, std::int64_t key_len,
+                        const torch::Device& device) const;
+};
+
+// Keys and values of one attention source, split into heads: what the decoding cache stores.
+struct KeyValue {
+  torch::Tensor keys;    // [batch, heads, src_len, d_k]
+  torch::Tensor values;  // [batch, heads, src_len, d_v]
+
+  bool empty() const { return !keys.defined(); }
+  // Concatenates `step` after the cached positions (incremental self-attention).
+  void append(const KeyValue& step);
+  // Selects rows of the batch dimension (beam search).
+  void reorder(const torch::Tensor& indices);
+};
+
+// softmax(Q K^T / sqrt(d_k)) with blocked pairs at zero weight. Rows where every key is blocked
+// (an all-padding source) come out all zero instead of NaN.
+// query [batch, heads, q_len, d_k], keys [batch, heads, k_len, d_k] -> [batch, heads, q_len, k_len]
+torch::Tensor attention_weights(const torch::Tensor& query, const torch::Tensor& keys,
+                                const torch::Tensor& blocked);
+
+class MultiHeadAttentionImpl : public torch::nn::Module {
+ public:
+  // `dropout` applies to the attention weights (0 in the paper).
+  MultiHeadAttentionImpl(std::int64_t d_model, std::int64_t heads, std::int64_t d_k,
+                         std::int64_t d_v, double dropout);
+
+  // query [batch, q_len, d_model] attends over source [batch, src_len, d_model]
+  // -> [batch, q_len, d_model]
+  torch::Tensor forward(const torch::Tensor& query, const torch::Tensor& source,
+                        const AttentionMask& mask);
+
+  // The two halves of forward, for decoding with a cache.
+  KeyValue project(const torch::Tensor& source);
+  torch::Tensor attend(const torch::Tensor& query, const KeyValue& source,
+                       const AttentionMask& mask);
+
+ private:
+  // [batch, len, heads * width] -> [batch, heads, len, width]
+  torch::Tensor split_heads(const torch::Tensor& x, std::int64_t width) const;
+
+  std::int64_t heads_, d_k_, d_v_;
+  torch::nn::Linear w_q_{nullptr}, w_k_{nullptr}, w_v_{nullptr}, w_o_{nullptr};
+  torch::nn::Dropout dropout_{nullptr};
+};
+TORCH_MODULE(MultiHeadAttention);
+
+}  // namespace nmt::model
