@@ -20,6 +20,8 @@ struct Options {
   bool resume = false;
   bool count_params = false;
   std::int64_t vocab_size = 0;
+  std::string device;
+  int threads = -1;
 };
 
 std::int64_t count_parameters(const nmt::RunConfig& config) {
@@ -72,6 +74,8 @@ int main(int argc, char** argv) {
   app.add_option("--set", o.overrides, "Override a config key, e.g. --set model.d_model=256");
   app.add_option("--run-dir", o.run_dir, "Run directory (config, metrics, checkpoints)");
   app.add_option("--data", o.data_dir, "Shard directory (overrides data.dir)");
+  app.add_option("--device", o.device, "cpu, cuda, cuda:N or auto (overrides train.device)");
+  app.add_option("--threads", o.threads, "CPU threads, 0 = all cores (overrides train.threads)");
   app.add_flag("--resume", o.resume, "Continue from the newest checkpoint in --run-dir");
   app.add_flag("--count-params", o.count_params, "Print the model's parameter count and exit");
   app.add_option("--vocab-size", o.vocab_size,
@@ -80,6 +84,8 @@ int main(int argc, char** argv) {
   return nmt::run_tool(app, log, argc, argv, [&] {
     auto config = nmt::load_run_config(o.config_file, o.overrides);
     if (!o.data_dir.empty()) config.data.dir = o.data_dir;
+    if (!o.device.empty()) config.train.device = o.device;
+    if (o.threads >= 0) config.train.threads = o.threads;
     if (o.count_params) {
       if (o.vocab_size > 0) config.model.vocab_size = o.vocab_size;
       config.model.validate();

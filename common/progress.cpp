@@ -23,6 +23,12 @@ std::string format_duration(double seconds) {
   return h > 0 ? fmt::format("{}:{:02}:{:02}", h, m, s) : fmt::format("{}:{:02}", m, s);
 }
 
+std::string format_rate(double per_second) {
+  // Slow work (training steps) needs decimals; fast work (lines) reads better with separators.
+  if (per_second < 10.0) return fmt::format("{:.2f}", per_second);
+  return with_thousands(static_cast<std::int64_t>(per_second));
+}
+
 ProgressMeter::ProgressMeter(std::string label, std::string unit, double interval_seconds)
     : label_(std::move(label)),
       unit_(std::move(unit)),
@@ -40,7 +46,7 @@ void ProgressMeter::update(std::int64_t count, double fraction) {
 void ProgressMeter::log_line(std::int64_t count, double fraction, double elapsed) const {
   const double rate = elapsed > 0 ? static_cast<double>(count) / elapsed : 0.0;
   std::string line = fmt::format("{}: {} {}, {} {}/s", label_, with_thousands(count), unit_,
-                                 with_thousands(static_cast<std::int64_t>(rate)), unit_);
+                                 format_rate(rate), unit_);
   if (fraction > 0.0 && fraction <= 1.0) {
     const double eta = elapsed * (1.0 - fraction) / fraction;
     line += fmt::format(", {:.1f}% done, ETA {}", 100.0 * fraction, format_duration(eta));
@@ -53,7 +59,7 @@ double ProgressMeter::finish(std::int64_t count) {
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
   const double rate = elapsed > 0 ? static_cast<double>(count) / elapsed : 0.0;
   spdlog::info("{}: done, {} {} in {} ({} {}/s)", label_, with_thousands(count), unit_,
-               format_duration(elapsed), with_thousands(static_cast<std::int64_t>(rate)), unit_);
+               format_duration(elapsed), format_rate(rate), unit_);
   return elapsed;
 }
 

@@ -52,6 +52,8 @@ class Heartbeat {
 
 // "1,234,567"
 std::string with_thousands(std::int64_t value);
+// "0.42" below 10, else "12,345"
+std::string format_rate(double per_second);
 // "1:02:03" (or "0:05" under an hour)
 std::string format_duration(double seconds);
 

@@ -36,6 +36,8 @@ TEST(Progress, Formatting) {
   EXPECT_EQ(with_thousands(1234567), "1,234,567");
   EXPECT_EQ(with_thousands(-1000), "-1,000");
   EXPECT_EQ(format_duration(5), "0:05");
+  EXPECT_EQ(format_rate(0.4213), "0.42");
+  EXPECT_EQ(format_rate(12345.6), "12,345");
   EXPECT_EQ(format_duration(3723), "1:02:03");
 }
 
