@@ -3,6 +3,8 @@
 #include <ATen/ops/full.h>
 #include <torch/utils.h>
 
+#include <algorithm>
+
 #include "preprocess/vocabulary.h"
 
 namespace nmt::decode {
@@ -15,6 +17,7 @@ std::vector<std::vector<std::int64_t>> greedy_decode(model::Transformer& model,
   model->eval();
   const auto batch = src.size(0);
   if (max_length < 0) max_length = src.size(1) + 50;
+  max_length = std::min(max_length, model->config().max_positions - 1);
   const auto memory = model->encode(src);  // [batch, src_len, d_model]
   auto cache = model->start_decoding(memory, src);
   auto last = at::full({batch}, preprocess::kBosId, src.options());  // [batch]

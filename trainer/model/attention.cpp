@@ -103,6 +103,7 @@ torch::Tensor MultiHeadAttentionImpl::attend(const torch::Tensor& query, const K
   const auto q = split_heads(w_q_(query), d_k_);  // [batch, heads, q_len, d_k]
   const auto blocked = mask.blocked(q.size(2), source.keys.size(2), query.device());
   const auto weights = dropout_(attention_weights(q, source.keys, blocked));  // [b, h, q, src]
+  if (keep_weights_) last_weights_ = weights.detach();
   const auto context = weights.matmul(source.values);  // [batch, heads, q_len, d_v]
   // [batch, q_len, heads * d_v] -> [batch, q_len, d_model]
   return w_o_(context.transpose(1, 2).reshape({query.size(0), query.size(1), heads_ * d_v_}));

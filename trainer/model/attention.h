@@ -54,6 +54,10 @@ class MultiHeadAttentionImpl : public torch::nn::Module {
   KeyValue project(const torch::Tensor& source);
   torch::Tensor attend(const torch::Tensor& query, const KeyValue& source,
                        const AttentionMask& mask);
+  // For inspection (alignment heatmaps): when on, attend() keeps its last attention weights
+  // [batch, heads, q_len, src_len], detached.
+  void keep_weights(bool on) { keep_weights_ = on; }
+  const torch::Tensor& last_weights() const { return last_weights_; }
 
  private:
   // [batch, len, heads * width] -> [batch, heads, len, width]
@@ -62,6 +66,8 @@ class MultiHeadAttentionImpl : public torch::nn::Module {
   std::int64_t heads_, d_k_, d_v_;
   torch::nn::Linear w_q_{nullptr}, w_k_{nullptr}, w_v_{nullptr}, w_o_{nullptr};
   torch::nn::Dropout dropout_{nullptr};
+  bool keep_weights_ = false;
+  torch::Tensor last_weights_;
 };
 TORCH_MODULE(MultiHeadAttention);
 

@@ -53,6 +53,7 @@ class DecoderLayerImpl : public torch::nn::Module {
   torch::Tensor step(const torch::Tensor& x, LayerCache& cache, const DecoderMasks& masks);
   // Projects the encoder output for cross-attention: LayerCache::cross.
   KeyValue project_memory(const torch::Tensor& memory);
+  MultiHeadAttentionImpl& cross_attention() { return *cross_attn_; }
 
  private:
   torch::Tensor feed_forward(const torch::Tensor& x);
@@ -80,10 +81,10 @@ class DecoderImpl : public torch::nn::Module {
   torch::Tensor step(const torch::Tensor& x, const torch::Tensor& padding, DecoderCache& cache);
 
   bool has_final_norm() const { return !norm_.is_empty(); }
-
- private:
+  std::size_t num_layers() const { return layers_->size(); }
   DecoderLayerImpl& layer(std::size_t i) { return layers_->at<DecoderLayerImpl>(i); }
 
+ private:
   torch::nn::ModuleList layers_{nullptr};
   torch::nn::LayerNorm norm_{nullptr};  // pre-norm only
 };

@@ -104,4 +104,13 @@ std::int64_t TransformerImpl::parameter_count() const {
   return count;
 }
 
+torch::Tensor TransformerImpl::cross_attention_weights(const torch::Tensor& src,
+                                                       const torch::Tensor& tgt_in) {
+  auto& probe = decoder_->layer(decoder_->num_layers() - 1).cross_attention();
+  probe.keep_weights(true);
+  forward(src, tgt_in);
+  probe.keep_weights(false);
+  return probe.last_weights().mean(1);  // [batch, tgt_len, src_len]
+}
+
 }  // namespace nmt::model

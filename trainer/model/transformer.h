@@ -46,6 +46,10 @@ class TransformerImpl : public torch::nn::Module {
   // logits for the next position [batch, vocab_size]; the same as forward's at that position.
   torch::Tensor decode_step(const torch::Tensor& last_tokens, DecoderCache& cache);
 
+  // Cross-attention of the last decoder layer, averaged over heads, for alignment heatmaps:
+  // src [batch, src_len], tgt_in [batch, tgt_len] -> [batch, tgt_len, src_len]
+  torch::Tensor cross_attention_weights(const torch::Tensor& src, const torch::Tensor& tgt_in);
+
   const ModelConfig& config() const { return config_; }
   // Elements of the distinct parameters (a shared matrix counts once).
   std::int64_t parameter_count() const;

@@ -1,0 +1,32 @@
+// nmt-average: averages the parameters of the last K checkpoints of a run (or of the given files)
+// into one checkpoint, as the paper does before decoding.
+
+#include "common/cli.h"
+#include "trainer/checkpoint/averaging.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{"Average the parameters of the last K checkpoints of a run, or of given files.",
+               "nmt-average"};
+  std::string run_dir, output;
+  std::int64_t last = 5;
+  std::vector<std::string> inputs;
+  nmt::LogOptions log;
+  log.tool = "nmt-average";
+  auto* run =
+      app.add_option("--run-dir", run_dir, "Run directory whose newest checkpoints to average");
+  app.add_option("--last", last, "How many of the newest checkpoints (base: 5, big: 20)")
+      ->capture_default_str();
+  auto* files =
+      app.add_option("--inputs", inputs, "Explicit checkpoint files instead of --run-dir");
+  app.add_option("--output", output, "Averaged checkpoint to write")->required();
+  run->excludes(files);
+  nmt::add_logging_flags(app, log);
+  return nmt::run_tool(app, log, argc, argv, [&] {
+    if (inputs.empty() && run_dir.empty())
+      throw std::invalid_argument("give --run-dir or --inputs");
+    const auto chosen = inputs.empty() ? nmt::checkpoint::last_checkpoints(run_dir, last) : inputs;
+    nmt::checkpoint::average_checkpoints(chosen, output);
+    spdlog::info("wrote {} (average of {} checkpoints)", output, chosen.size());
+    return 0;
+  });
+}

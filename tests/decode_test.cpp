@@ -1,0 +1,210 @@
+// Decoding and averaging (paper section 6.1): cached incremental decoding gives exactly the tokens
+// of full recomputation, beam 1 is greedy, the GNMT length penalty, batched translation keeps the
+// input order, averaging is the element-wise mean (and the identity on identical inputs), and
+// alignment heatmaps are drawn.
+
+#include <ATen/ops/allclose.h>
+#include <ATen/ops/equal.h>
+#include <ATen/ops/tensor.h>
+#include <fmt/format.h>
+#include <torch/utils.h>
+
+#include <cmath>
+#include <filesystem>
+
+#include "preprocess/vocabulary.h"
+#include "test_utils.h"
+#include "trainer/checkpoint/averaging.h"
+#include "trainer/checkpoint/checkpoint.h"
+#include "trainer/decode/attention_svg.h"
+#include "trainer/decode/beam_search.h"
+#include "trainer/decode/greedy.h"
+#include "trainer/model/transformer.h"
+
+namespace nmt::decode {
+namespace {
+
+namespace fs = std::filesystem;
+
+model::ModelConfig tiny() {
+  model::ModelConfig c;
+  c.vocab_size = 40;
+  c.layers = 2;
+  c.d_model = 32;
+  c.d_ff = 64;
+  c.heads = 4;
+  c.d_k = c.d_v = 8;
+  c.dropout = 0.0;
+  c.max_positions = 64;
+  return c;
+}
+
+model::Transformer random_model(std::uint64_t seed) {
+  torch::manual_seed(seed);
+  model::Transformer m(tiny());
+  m->eval();
+  return m;
+}
+
+// Sources with EOS, padded: lengths 5, 2 and 7.
+at::Tensor sources() {
+  return at::tensor(std::vector<std::int64_t>{5,  6,  7,  8,  9,  3,  0,  0,  //
+                                              10, 11, 3,  0,  0,  0,  0,  0,  //
+                                              12, 13, 14, 15, 16, 17, 18, 3})
+      .reshape({3, 8});
+}
+
+// Greedy decoding by recomputing the whole decoder at every step (no cache).
+std::vector<std::int64_t> uncached_greedy(model::Transformer& m, const at::Tensor& src,
+                                          std::int64_t max_len) {
+  torch::NoGradGuard no_grad;
+  std::vector<std::int64_t> prefix{preprocess::kBosId};
+  std::vector<std::int64_t> out;
+  for (std::int64_t step = 0; step < max_len; ++step) {
+    const auto tgt = at::tensor(prefix).unsqueeze(0);
+    const auto next = m->forward(src, tgt)[0][-1].argmax().item<std::int64_t>();
+    if (next == preprocess::kEosId) break;
+    out.push_back(next);
+    prefix.push_back(next);
+  }
+  return out;
+}
+
+TEST(Decode, CachedGreedyEqualsFullRecomputation) {
+  for (std::uint64_t seed : {1, 2, 3}) {
+    auto m = random_model(seed);
+    const auto src = sources();
+    const auto cached = greedy_decode(m, src, 20);
+    for (std::int64_t b = 0; b < 3; ++b) {
+      const auto row = src[b].unsqueeze(0).narrow(1, 0, src[b].ne(0).sum().item<std::int64_t>());
+      EXPECT_EQ(cached[static_cast<std::size_t>(b)], uncached_greedy(m, row, 20))
+          << "seed " << seed << " row " << b;
+    }
+  }
+}
+
+TEST(Decode, BeamOneEqualsGreedy) {
+  for (std::uint64_t seed : {4, 5, 7}) {
+    auto m = random_model(seed);
+    BeamOptions o;
+    o.beam_size = 1;
+    o.max_length_offset = 15;
+    const auto src = sources();
+    const auto beams = beam_search(m, src, o);  // batched, padded
+    for (std::int64_t b = 0; b < 3; ++b) {
+      const auto length = src[b].ne(0).sum().item<std::int64_t>();
+      const auto row = src[b].unsqueeze(0).narrow(1, 0, length);
+      const auto greedy = greedy_decode(m, row, length + o.max_length_offset);
+      ASSERT_EQ(beams[static_cast<std::size_t>(b)].size(), 1u);
+      EXPECT_EQ(beams[static_cast<std::size_t>(b)][0].tokens, greedy[0])
+          << "seed " << seed << " row " << b;
+    }
+  }
+}
+
+TEST(Decode, BeamScoresAreSortedAndPenalised) {
+  auto m = random_model(6);
+  BeamOptions o;
+  o.nbest = 4;
+  o.max_length_offset = 10;
+  const auto results = beam_search(m, sources(), o);
+  for (const auto& nbest : results) {
+    ASSERT_FALSE(nbest.empty());
+    for (std::size_t i = 1; i < nbest.size(); ++i) EXPECT_GE(nbest[i - 1].score, nbest[i].score);
+    for (const auto& h : nbest) {
+      EXPECT_NEAR(h.score,
+                  h.log_prob / length_penalty(static_cast<std::int64_t>(h.tokens.size()) + 1, 0.6),
+                  1e-9);
+      EXPECT_LE(h.log_prob, 0.0);
+    }
+  }
+  const auto again = beam_search(m, sources(), o);  // deterministic
+  for (std::size_t b = 0; b < results.size(); ++b) {
+    ASSERT_EQ(again[b].size(), results[b].size());
+    for (std::size_t i = 0; i < results[b].size(); ++i) {
+      EXPECT_EQ(again[b][i].tokens, results[b][i].tokens);
+      EXPECT_EQ(again[b][i].score, results[b][i].score);
+    }
+  }
+}
+
+TEST(Decode, LengthPenaltyFormula) {
+  EXPECT_DOUBLE_EQ(length_penalty(1, 0.6), 1.0);  // ((5 + 1) / 6)^alpha
+  EXPECT_NEAR(length_penalty(10, 0.6), std::pow(15.0 / 6.0, 0.6), 1e-12);
+  EXPECT_NEAR(length_penalty(25, 0.6), std::pow(5.0, 0.6), 1e-12);
+  EXPECT_DOUBLE_EQ(length_penalty(40, 0.0), 1.0);
+  BeamOptions bad;
+  bad.nbest = 5;
+  EXPECT_THROW(bad.validate(), std::invalid_argument);
+}
+
+std::string save_random(const testing::TempDir& dir, const std::string& name, std::uint64_t seed,
+                        std::int64_t step, const RunConfig& config) {
+  auto m = random_model(seed);
+  checkpoint::TrainingState state;
+  state.step = step;
+  const std::string path = dir.file(name);
+  checkpoint::save_checkpoint(path, *m, nullptr, state, config);
+  return path;
+}
+
+TEST(Averaging, IsTheElementwiseMeanAndIdentityOnIdenticalInputs) {
+  testing::TempDir dir;
+  RunConfig config;
+  config.model = tiny();
+  std::vector<std::string> inputs;
+  for (int k = 0; k < 3; ++k)
+    inputs.push_back(save_random(dir, fmt::format("c{}.h5", k), 10 + k, 100 * (k + 1), config));
+  checkpoint::average_checkpoints(inputs, dir.file("avg.h5"));
+  model::Transformer avg(config.model);
+  const auto state = checkpoint::load_checkpoint(dir.file("avg.h5"), *avg, nullptr, config);
+  EXPECT_EQ(state.averaged_from, 3);
+  EXPECT_EQ(state.step, 300);
+  auto a = random_model(10), b = random_model(11), c = random_model(12);
+  const auto pa = a->named_parameters(), pb = b->named_parameters(), pc = c->named_parameters();
+  for (const auto& item : avg->named_parameters()) {
+    const auto mean = (pa[item.key()] + pb[item.key()] + pc[item.key()]) / 3.0;
+    EXPECT_TRUE(at::allclose(item.value(), mean, 1e-6, 1e-7)) << item.key();
+  }
+  const auto same = save_random(dir, "same.h5", 42, 1, config);
+  checkpoint::average_checkpoints({same, same, same, same, same}, dir.file("identity.h5"));
+  model::Transformer x(config.model), y(config.model);
+  checkpoint::load_checkpoint(same, *x, nullptr, config);
+  checkpoint::load_checkpoint(dir.file("identity.h5"), *y, nullptr, config);
+  const auto py = y->named_parameters();
+  for (const auto& item : x->named_parameters())
+    EXPECT_TRUE(at::equal(item.value(), py[item.key()])) << item.key();
+}
+
+TEST(Averaging, RefusesDifferentConfigs) {
+  testing::TempDir dir;
+  RunConfig config;
+  config.model = tiny();
+  const auto a = save_random(dir, "a.h5", 1, 1, config);
+  RunConfig other = config;
+  other.model.d_ff = 128;
+  torch::manual_seed(2);
+  model::Transformer m(other.model);
+  checkpoint::save_checkpoint(dir.file("b.h5"), *m, nullptr, {}, other);
+  NMT_EXPECT_THROW_WITH(checkpoint::average_checkpoints({a, dir.file("b.h5")}, dir.file("out.h5")),
+                        std::runtime_error, "a.h5", "b.h5", "d_ff");
+  EXPECT_FALSE(fs::exists(dir.file("out.h5")));
+}
+
+TEST(AttentionSvg, DrawsOneCellPerPairWithEscapedLabels) {
+  const auto weights =
+      at::tensor(std::vector<float>{0.9f, 0.1f, 0.0f, 0.2f, 0.3f, 0.5f}).reshape({2, 3});
+  const auto svg = attention_svg({"▁a", "<b>", "</s>"}, {"▁x", "</s>"}, weights, "line 1");
+  EXPECT_EQ(svg.rfind("<svg", 0), 0u);
+  std::size_t cells = 0;
+  for (auto pos = svg.find("<rect x="); pos != std::string::npos;
+       pos = svg.find("<rect x=", pos + 1))
+    ++cells;
+  EXPECT_EQ(cells, 6u);
+  EXPECT_NE(svg.find("&lt;b&gt;"), std::string::npos);
+  EXPECT_NE(svg.find("<title>0.900</title>"), std::string::npos);
+  EXPECT_THROW(attention_svg({"a"}, {"x"}, weights, "bad"), c10::Error);
+}
+
+}  // namespace
+}  // namespace nmt::decode

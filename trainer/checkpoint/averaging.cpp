@@ -1,0 +1,67 @@
+#include "trainer/checkpoint/averaging.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <spdlog/spdlog.h>
+#include <torch/utils.h>
+
+#include <stdexcept>
+
+#include "trainer/checkpoint/checkpoint.h"
+#include "trainer/model/transformer.h"
+
+namespace nmt::checkpoint {
+namespace {
+
+void check_same_model(const RunConfig& first, const std::string& first_path, const RunConfig& other,
+                      const std::string& other_path) {
+  const auto differences = model_config_differences(first.model, other.model);
+  if (!differences.empty()) {
+    throw std::runtime_error(fmt::format("cannot average {} with {}: different model configs ({})",
+                                         first_path, other_path, fmt::join(differences, "; ")));
+  }
+}
+
+}  // namespace
+
+std::vector<std::string> last_checkpoints(const std::string& run_dir, std::int64_t count) {
+  const auto all = list_checkpoints(run_dir);
+  if (count < 1 || static_cast<std::int64_t>(all.size()) < count) {
+    throw std::runtime_error(
+        fmt::format("{} has {} step checkpoints, {} requested", run_dir, all.size(), count));
+  }
+  return {all.end() - count, all.end()};
+}
+
+void average_checkpoints(const std::vector<std::string>& inputs, const std::string& output) {
+  if (inputs.empty()) throw std::invalid_argument("no checkpoints to average");
+  const RunConfig config = read_checkpoint_config(inputs.front());
+  model::Transformer model(config.model);  // receives each input in turn
+  torch::NoGradGuard no_grad;
+  // Running mean, mean_k = mean_{k-1} + (x_k - mean_{k-1}) / k: one extra model of memory, and
+  // identical inputs give back exactly the input (a sum then a division would round).
+  std::vector<at::Tensor> mean;
+  TrainingState newest;
+  for (std::size_t k = 0; k < inputs.size(); ++k) {
+    const auto& path = inputs[k];
+    check_same_model(config, inputs.front(), read_checkpoint_config(path), path);
+    // load_checkpoint checks every parameter's presence and shape and names the file.
+    const TrainingState state = load_checkpoint(path, *model, nullptr, config);
+    if (state.step >= newest.step) newest = state;
+    const auto params = model->parameters();
+    for (std::size_t i = 0; i < params.size(); ++i) {
+      if (k == 0) {
+        mean.push_back(params[i].clone());
+      } else {
+        mean[i].add_((params[i] - mean[i]) / static_cast<double>(k + 1));
+      }
+    }
+    spdlog::info("averaging: added {} (step {})", path, state.step);
+  }
+  const auto params = model->parameters();
+  for (std::size_t i = 0; i < params.size(); ++i) params[i].copy_(mean[i]);
+  newest.averaged_from = static_cast<std::int64_t>(inputs.size());
+  save_checkpoint(output, *model, nullptr, newest, config);
+}
+
+}  // namespace nmt::checkpoint

@@ -1,0 +1,20 @@
+#pragma once
+// Checkpoint averaging (paper section 6.1: the last 5 checkpoints for base models, the last 20
+// for big ones). Parameters are averaged element-wise as a running mean, reading one checkpoint
+// at a time: memory holds the mean and one model, two models whatever K.
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace nmt::checkpoint {
+
+// The newest `count` step checkpoints of a run directory, oldest first; throws when it has fewer.
+std::vector<std::string> last_checkpoints(const std::string& run_dir, std::int64_t count);
+
+// Averages `inputs` into `output` (a checkpoint nmt-translate and nmt-train load, without
+// optimizer state, averaged_from = inputs.size(), step = the newest input's). Refuses inputs of
+// different model configs or parameter shapes, naming the files.
+void average_checkpoints(const std::vector<std::string>& inputs, const std::string& output);
+
+}  // namespace nmt::checkpoint

@@ -1,0 +1,174 @@
+#include "trainer/decode/beam_search.h"
+
+#include <ATen/ops/arange.h>
+#include <ATen/ops/from_blob.h>
+#include <ATen/ops/full.h>
+#include <ATen/ops/log_softmax.h>
+#include <ATen/ops/tensor.h>
+#include <torch/utils.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <stdexcept>
+
+#include "preprocess/vocabulary.h"
+
+namespace nmt::decode {
+namespace {
+
+constexpr double kNegInf = -std::numeric_limits<double>::infinity();
+
+struct SentenceState {
+  std::int64_t max_length = 0;
+  std::vector<Hypothesis> finished;
+  bool done = false;
+};
+
+// The beams of the whole batch, slot b * K + k for beam k of sentence b.
+struct Beams {
+  std::vector<std::vector<std::int64_t>> tokens;
+  std::vector<double> scores;
+  std::vector<std::int64_t> order;  // slot each new beam continues (for the cache)
+  std::vector<std::int64_t> last;   // token each new beam just produced
+};
+
+Hypothesis finish(std::vector<std::int64_t> tokens, double log_prob, double alpha) {
+  const auto length = static_cast<std::int64_t>(tokens.size()) + 1;  // + EOS
+  return {std::move(tokens), log_prob, log_prob / length_penalty(length, alpha)};
+}
+
+// Picks the next beams of sentence b from its 2K best candidates: EOS among the top K ends a
+// hypothesis, other candidates continue until K beams are filled.
+void advance_sentence(std::int64_t b, std::int64_t step, const float* values,
+                      const std::int64_t* indices, std::int64_t vocab, const BeamOptions& o,
+                      const Beams& current, Beams& next, SentenceState& state) {
+  const std::int64_t K = o.beam_size;
+  std::int64_t chosen = 0;
+  for (std::int64_t j = 0; j < 2 * K && chosen < K; ++j) {
+    const double value = values[j];
+    if (!std::isfinite(value)) break;
+    const std::int64_t slot = b * K + indices[j] / vocab;
+    const std::int64_t token = indices[j] % vocab;
+    if (token == preprocess::kEosId) {
+      if (j < K)
+        state.finished.push_back(
+            finish(current.tokens[static_cast<std::size_t>(slot)], value, o.length_penalty));
+      continue;
+    }
+    const auto to = static_cast<std::size_t>(b * K + chosen++);
+    next.tokens[to] = current.tokens[static_cast<std::size_t>(slot)];
+    next.tokens[to].push_back(token);
+    next.scores[to] = value;
+    next.order[to] = slot;
+    next.last[to] = token;
+  }
+  if (step + 1 >= state.max_length) {  // out of length: the live beams end here
+    for (std::int64_t k = 0; k < chosen; ++k) {
+      const auto slot = static_cast<std::size_t>(b * K + k);
+      state.finished.push_back(finish(next.tokens[slot], next.scores[slot], o.length_penalty));
+    }
+    state.done = true;
+  }
+  if (static_cast<std::int64_t>(state.finished.size()) >= K || chosen == 0) state.done = true;
+}
+
+// Keeps the slots of a finished sentence alive as inert beams so the batch keeps its shape.
+void park_sentence(std::int64_t b, std::int64_t K, Beams& next) {
+  for (std::int64_t k = 0; k < K; ++k) {
+    const auto slot = static_cast<std::size_t>(b * K + k);
+    next.scores[slot] = kNegInf;
+    next.order[slot] = b * K;
+    next.last[slot] = preprocess::kEosId;
+  }
+}
+
+at::Tensor to_tensor(const std::vector<std::int64_t>& v, const at::Device& device) {
+  return at::tensor(v, at::TensorOptions().dtype(at::kLong)).to(device);
+}
+
+}  // namespace
+
+void BeamOptions::validate() const {
+  if (beam_size < 1) throw std::invalid_argument("beam size must be at least 1");
+  if (nbest < 1 || nbest > beam_size)
+    throw std::invalid_argument("nbest must be in [1, beam size]");
+  if (length_penalty < 0) throw std::invalid_argument("length penalty alpha must be >= 0");
+  if (max_length_offset < 1) throw std::invalid_argument("max length offset must be positive");
+}
+
+double length_penalty(std::int64_t length, double alpha) {
+  return std::pow((5.0 + static_cast<double>(length)) / 6.0, alpha);
+}
+
+std::vector<std::vector<Hypothesis>> beam_search(model::Transformer& model, const at::Tensor& src,
+                                                 const BeamOptions& o) {
+  o.validate();
+  torch::NoGradGuard no_grad;
+  const bool was_training = model->is_training();
+  model->eval();
+  const std::int64_t B = src.size(0), K = o.beam_size, slots = B * K;
+  const auto device = src.device();
+  const auto lengths = src.ne(preprocess::kPadId).sum(1).to(at::kCPU);  // [batch]
+  std::vector<SentenceState> states(static_cast<std::size_t>(B));
+  std::int64_t longest = 0;
+  for (std::int64_t b = 0; b < B; ++b) {
+    // Positions beyond the model's table cannot be decoded: cap there.
+    states[static_cast<std::size_t>(b)].max_length = std::min(
+        lengths[b].item<std::int64_t>() + o.max_length_offset, model->config().max_positions - 1);
+    longest = std::max(longest, states[static_cast<std::size_t>(b)].max_length);
+  }
+  const auto expand =
+      at::arange(B, at::TensorOptions().dtype(at::kLong).device(device)).repeat_interleave(K);
+  auto cache = model->start_decoding(model->encode(src).index_select(0, expand),
+                                     src.index_select(0, expand));
+  Beams beams{std::vector<std::vector<std::int64_t>>(static_cast<std::size_t>(slots)),
+              std::vector<double>(static_cast<std::size_t>(slots), kNegInf),
+              {},
+              {}};
+  for (std::int64_t b = 0; b < B; ++b) beams.scores[static_cast<std::size_t>(b * K)] = 0.0;
+  auto last =
+      at::full({slots}, preprocess::kBosId, at::TensorOptions().dtype(at::kLong).device(device));
+  for (std::int64_t step = 0; step < longest; ++step) {
+    const auto log_probs =
+        at::log_softmax(model->decode_step(last, cache).to(at::kFloat), -1);  // [slots, V]
+    const auto vocab = log_probs.size(1);
+    const auto scores =
+        at::tensor(beams.scores, at::TensorOptions().dtype(at::kDouble)).to(device, at::kFloat);
+    const auto total = (log_probs + scores.unsqueeze(1)).reshape({B, K * vocab});  // [batch, K * V]
+    const auto top = total.topk(std::min<std::int64_t>(2 * K, K * vocab), 1);
+    const auto values = std::get<0>(top).to(at::kCPU).contiguous();
+    const auto indices = std::get<1>(top).to(at::kCPU).contiguous();
+    const auto width = values.size(1);
+    Beams next{beams.tokens, std::vector<double>(static_cast<std::size_t>(slots), kNegInf),
+               std::vector<std::int64_t>(static_cast<std::size_t>(slots), 0),
+               std::vector<std::int64_t>(static_cast<std::size_t>(slots), preprocess::kEosId)};
+    bool all_done = true;
+    for (std::int64_t b = 0; b < B; ++b) {
+      auto& state = states[static_cast<std::size_t>(b)];
+      if (!state.done) {
+        advance_sentence(b, step, values.data_ptr<float>() + b * width,
+                         indices.data_ptr<std::int64_t>() + b * width, vocab, o, beams, next,
+                         state);
+      }
+      if (state.done) park_sentence(b, K, next);
+      all_done = all_done && state.done;
+    }
+    if (all_done) break;
+    cache.reorder(to_tensor(next.order, device));
+    last = to_tensor(next.last, device);
+    beams = std::move(next);
+  }
+  std::vector<std::vector<Hypothesis>> results(static_cast<std::size_t>(B));
+  for (std::int64_t b = 0; b < B; ++b) {
+    auto& finished = states[static_cast<std::size_t>(b)].finished;
+    std::stable_sort(finished.begin(), finished.end(),
+                     [](const Hypothesis& x, const Hypothesis& y) { return x.score > y.score; });
+    finished.resize(std::min<std::size_t>(finished.size(), static_cast<std::size_t>(o.nbest)));
+    results[static_cast<std::size_t>(b)] = std::move(finished);
+  }
+  if (was_training) model->train();
+  return results;
+}
+
+}  // namespace nmt::decode

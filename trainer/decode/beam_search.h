@@ -1,0 +1,39 @@
+#pragma once
+// Beam search as the paper decodes (section 6.1): beam size 4, length penalty alpha = 0.6, maximum
+// output length = input length + 50, stopping early when possible. Scores are log-probabilities
+// normalised by the GNMT length penalty lp(Y) = ((5 + |Y|) / 6)^alpha (Wu et al. 2016), with |Y|
+// counting the tokens including EOS. A hypothesis that produces EOS leaves the beam; a sentence
+// is finished once it has `beam_size` finished hypotheses or reaches its maximum length.
+// Batched over sentences with the decoder's key/value cache; deterministic.
+
+#include <ATen/core/Tensor.h>
+
+#include <cstdint>
+#include <vector>
+
+#include "trainer/model/transformer.h"
+
+namespace nmt::decode {
+
+struct BeamOptions {
+  std::int64_t beam_size = 4;           // the paper's beam
+  double length_penalty = 0.6;          // alpha
+  std::int64_t max_length_offset = 50;  // output tokens <= source tokens + this
+  std::int64_t nbest = 1;               // hypotheses returned per sentence (<= beam_size)
+  void validate() const;
+};
+
+struct Hypothesis {
+  std::vector<std::int64_t> tokens;  // without BOS and EOS
+  double log_prob = 0.0;             // sum of token log-probabilities (EOS included)
+  double score = 0.0;                // log_prob / lp(|tokens| + 1)
+};
+
+double length_penalty(std::int64_t length, double alpha);
+
+// src [batch, src_len] int64 (tokens + EOS, padded with 0). Per sentence, the best hypotheses
+// (nbest), best first.
+std::vector<std::vector<Hypothesis>> beam_search(model::Transformer& model, const at::Tensor& src,
+                                                 const BeamOptions& options);
+
+}  // namespace nmt::decode
