@@ -1,32 +1,78 @@
 #include "preprocess/vocabulary.h"
 
-#include "common/sha256.h"
-
+#include <dlfcn.h>
 #include <fmt/format.h>
-#include <sentencepiece_processor.h>
-#include <sentencepiece_trainer.h>
 
+#include <cstdlib>
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
 #include <unordered_map>
 
+#include "common/sha256.h"
+#include "preprocess/sentencepiece_shim.h"
+
+#ifndef NMT_SPM_SHIM_PATH
+#define NMT_SPM_SHIM_PATH "libnmt_sentencepiece.so"
+#endif
+
 namespace nmt::preprocess {
 namespace {
 
-// Feeds in-memory sentences to the SentencePiece trainer (no temporary text file).
-class VectorIterator : public sentencepiece::SentenceIterator {
- public:
-  explicit VectorIterator(const std::vector<std::string>& sentences) : sentences_(sentences) {}
-  bool done() const override { return index_ >= sentences_.size(); }
-  void Next() override { ++index_; }
-  const std::string& value() const override { return sentences_[index_]; }
-  sentencepiece::util::Status status() const override { return {}; }
+// SentencePiece through libnmt_sentencepiece.so, loaded once in its own deep-bound symbol scope
+// (see sentencepiece_shim.h for why). $NMT_SENTENCEPIECE_SHIM overrides the built-in path, for
+// installs that move the library.
+struct SentencePieceLibrary {
+  decltype(&nmt_spm_load) load;
+  decltype(&nmt_spm_free) free;
+  decltype(&nmt_spm_size) size;
+  decltype(&nmt_spm_special_id) special_id;
+  decltype(&nmt_spm_encode) encode;
+  decltype(&nmt_spm_decode) decode;
+  decltype(&nmt_spm_piece) piece;
+  decltype(&nmt_spm_train) train;
+
+  static const SentencePieceLibrary& get() {
+    static const SentencePieceLibrary library = open();
+    return library;
+  }
 
  private:
-  const std::vector<std::string>& sentences_;
-  std::size_t index_ = 0;
+  static SentencePieceLibrary open() {
+    const char* env = std::getenv("NMT_SENTENCEPIECE_SHIM");
+    const std::string path = env != nullptr && *env != '\0' ? env : NMT_SPM_SHIM_PATH;
+    void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL | RTLD_DEEPBIND);
+    if (handle == nullptr) {
+      throw std::runtime_error(
+          fmt::format("cannot load SentencePiece through {}: {} (build the "
+                      "nmt_sentencepiece target, or set NMT_SENTENCEPIECE_SHIM)",
+                      path, dlerror()));
+    }
+    const auto symbol = [&](const char* name) {
+      void* address = dlsym(handle, name);
+      if (address == nullptr) throw std::runtime_error(path + ": missing symbol " + name);
+      return address;
+    };
+    SentencePieceLibrary l;
+    l.load = reinterpret_cast<decltype(l.load)>(symbol("nmt_spm_load"));
+    l.free = reinterpret_cast<decltype(l.free)>(symbol("nmt_spm_free"));
+    l.size = reinterpret_cast<decltype(l.size)>(symbol("nmt_spm_size"));
+    l.special_id = reinterpret_cast<decltype(l.special_id)>(symbol("nmt_spm_special_id"));
+    l.encode = reinterpret_cast<decltype(l.encode)>(symbol("nmt_spm_encode"));
+    l.decode = reinterpret_cast<decltype(l.decode)>(symbol("nmt_spm_decode"));
+    l.piece = reinterpret_cast<decltype(l.piece)>(symbol("nmt_spm_piece"));
+    l.train = reinterpret_cast<decltype(l.train)>(symbol("nmt_spm_train"));
+    return l;
+  }
 };
+
+void append_bytes(void* context, const char* data, size_t size) {
+  static_cast<std::string*>(context)->append(data, size);
+}
+
+void store_ids(void* context, const int* ids, size_t count) {
+  static_cast<std::vector<std::int32_t>*>(context)->assign(ids, ids + count);
+}
 
 }  // namespace
 
@@ -47,7 +93,7 @@ std::string train_vocabulary(const std::vector<std::string>& sentences,
                              const VocabularyOptions& options) {
   options.validate();
   if (sentences.empty()) throw std::invalid_argument("cannot train a vocabulary on no sentences");
-  const std::unordered_map<std::string, std::string> args = {
+  const std::vector<std::pair<std::string, std::string>> flags = {
       {"model_type", options.model_type},
       {"vocab_size", std::to_string(options.vocab_size)},
       {"character_coverage", fmt::format("{}", options.character_coverage)},
@@ -65,23 +111,34 @@ std::string train_vocabulary(const std::vector<std::string>& sentences,
       {"eos_piece", "</s>"},
       {"minloglevel", "2"},  // SentencePiece's own progress chatter stays quiet
   };
-  // The sampling and shuffling seed is process-wide in this SentencePiece version, not a spec
-  // field.
-  sentencepiece::SetRandomGeneratorSeed(options.seed);
-  VectorIterator iterator(sentences);
-  std::string model;
-  const auto status = sentencepiece::SentencePieceTrainer::Train(args, &iterator, &model);
-  if (!status.ok()) {
-    const bool too_large = status.ToString().find("ocabulary size") != std::string::npos;
+  std::vector<const char*> keys, values, texts;
+  std::vector<size_t> sizes;
+  for (const auto& [k, v] : flags) {
+    keys.push_back(k.c_str());
+    values.push_back(v.c_str());
+  }
+  for (const auto& sentence : sentences) {
+    texts.push_back(sentence.data());
+    sizes.push_back(sentence.size());
+  }
+  std::string model, error;
+  if (SentencePieceLibrary::get().train(keys.data(), values.data(), keys.size(), texts.data(),
+                                        sizes.data(), texts.size(), options.seed, append_bytes,
+                                        &model, append_bytes, &error) != 0) {
+    const bool too_large = error.find("ocabulary size") != std::string::npos;
     throw std::runtime_error(
-        "SentencePiece training failed: " + status.ToString() +
+        "SentencePiece training failed: " + error +
         (too_large ? " (the text supports fewer pieces: lower --vocab-size)" : ""));
   }
   return model;
 }
 
-Vocabulary::Vocabulary(std::unique_ptr<sentencepiece::SentencePieceProcessor> processor,
-                       std::string name, std::string serialized)
+void Vocabulary::Release::operator()(nmt_spm* spm) const {
+  SentencePieceLibrary::get().free(spm);
+}
+
+Vocabulary::Vocabulary(std::unique_ptr<nmt_spm, Release> processor, std::string name,
+                       std::string serialized)
     : processor_(std::move(processor)),
       name_(std::move(name)),
       serialized_(std::move(serialized)) {}
@@ -98,29 +155,34 @@ Vocabulary Vocabulary::load(const std::string& model_path) {
 }
 
 Vocabulary Vocabulary::from_serialized(const std::string& model_proto, const std::string& name) {
-  auto processor = std::make_unique<sentencepiece::SentencePieceProcessor>();
-  const auto status = processor->LoadFromSerializedProto(model_proto);
-  if (!status.ok()) {
-    throw std::runtime_error(name + ": not a valid SentencePiece model: " + status.ToString());
+  const auto& spm = SentencePieceLibrary::get();
+  nmt_spm* raw = nullptr;
+  std::string error;
+  if (spm.load(model_proto.data(), model_proto.size(), &raw, append_bytes, &error) != 0) {
+    throw std::runtime_error(name + ": not a valid SentencePiece model: " + error);
   }
+  std::unique_ptr<nmt_spm, Release> processor(raw);
   // Shards and the model assume the fixed special ids; a foreign model would silently misalign.
-  if (processor->pad_id() != kPadId || processor->unk_id() != kUnkId ||
-      processor->bos_id() != kBosId || processor->eos_id() != kEosId) {
+  const int pad = spm.special_id(raw, 0), unk = spm.special_id(raw, 1),
+            bos = spm.special_id(raw, 2), eos = spm.special_id(raw, 3);
+  if (pad != kPadId || unk != kUnkId || bos != kBosId || eos != kEosId) {
     throw std::runtime_error(fmt::format(
         "{}: special ids are pad={} unk={} bos={} eos={}, expected pad={} unk={} bos={} eos={} "
         "(train it with nmt-preprocess, or with spm_train --pad_id=0 --unk_id=1 --bos_id=2 "
         "--eos_id=3)",
-        name, processor->pad_id(), processor->unk_id(), processor->bos_id(), processor->eos_id(),
-        kPadId, kUnkId, kBosId, kEosId));
+        name, pad, unk, bos, eos, kPadId, kUnkId, kBosId, kEosId));
   }
   return Vocabulary(std::move(processor), name, model_proto);
 }
 
 std::vector<std::int32_t> Vocabulary::encode(const std::string& text) const {
-  std::vector<int> ids;
-  const auto status = processor_->Encode(text, &ids);
-  if (!status.ok()) throw std::runtime_error(name_ + ": encode failed: " + status.ToString());
-  return {ids.begin(), ids.end()};
+  std::vector<std::int32_t> ids;
+  std::string error;
+  if (SentencePieceLibrary::get().encode(processor_.get(), text.data(), text.size(), store_ids,
+                                         &ids, append_bytes, &error) != 0) {
+    throw std::runtime_error(name_ + ": encode failed: " + error);
+  }
+  return ids;
 }
 
 std::string Vocabulary::decode(const std::vector<std::int32_t>& ids) const {
@@ -129,18 +191,22 @@ std::string Vocabulary::decode(const std::vector<std::int32_t>& ids) const {
   for (auto id : ids) {
     if (id != kPadId && id != kBosId && id != kEosId) kept.push_back(id);
   }
-  std::string text;
-  const auto status = processor_->Decode(kept, &text);
-  if (!status.ok()) throw std::runtime_error(name_ + ": decode failed: " + status.ToString());
+  std::string text, error;
+  if (SentencePieceLibrary::get().decode(processor_.get(), kept.data(), kept.size(), append_bytes,
+                                         &text, append_bytes, &error) != 0) {
+    throw std::runtime_error(name_ + ": decode failed: " + error);
+  }
   return text;
 }
 
 std::string Vocabulary::piece(std::int32_t id) const {
-  return processor_->IdToPiece(id);
+  std::string piece;
+  SentencePieceLibrary::get().piece(processor_.get(), id, append_bytes, &piece);
+  return piece;
 }
 
 int Vocabulary::size() const {
-  return processor_->GetPieceSize();
+  return SentencePieceLibrary::get().size(processor_.get());
 }
 
 std::string Vocabulary::sha256() const {

@@ -9,9 +9,7 @@
 #include <unordered_map>
 #include <vector>
 
-namespace sentencepiece {
-class SentencePieceProcessor;
-}
+struct nmt_spm;  // the SentencePiece handle of sentencepiece_shim.h
 
 namespace nmt::preprocess {
 
@@ -56,9 +54,11 @@ class Vocabulary {
   std::string sha256() const;
 
  private:
-  Vocabulary(std::unique_ptr<sentencepiece::SentencePieceProcessor> processor, std::string name,
-             std::string serialized);
-  std::unique_ptr<sentencepiece::SentencePieceProcessor> processor_;
+  struct Release {
+    void operator()(nmt_spm* spm) const;
+  };
+  Vocabulary(std::unique_ptr<nmt_spm, Release> processor, std::string name, std::string serialized);
+  std::unique_ptr<nmt_spm, Release> processor_;
   std::string name_;
   std::string serialized_;
 };

@@ -128,6 +128,23 @@ TEST(Decode, BeamScoresAreSortedAndPenalised) {
   }
 }
 
+TEST(Decode, CachedBeamSearchEqualsRecomputation) {
+  auto m = random_model(8);
+  BeamOptions o;
+  o.nbest = 3;
+  o.max_length_offset = 12;
+  const auto cached = beam_search(m, sources(), o);
+  o.use_cache = false;
+  const auto recomputed = beam_search(m, sources(), o);
+  for (std::size_t b = 0; b < cached.size(); ++b) {
+    ASSERT_EQ(cached[b].size(), recomputed[b].size());
+    for (std::size_t i = 0; i < cached[b].size(); ++i) {
+      EXPECT_EQ(cached[b][i].tokens, recomputed[b][i].tokens) << b << "/" << i;
+      EXPECT_NEAR(cached[b][i].score, recomputed[b][i].score, 1e-4);
+    }
+  }
+}
+
 TEST(Decode, LengthPenaltyFormula) {
   EXPECT_DOUBLE_EQ(length_penalty(1, 0.6), 1.0);  // ((5 + 1) / 6)^alpha
   EXPECT_NEAR(length_penalty(10, 0.6), std::pow(15.0 / 6.0, 0.6), 1e-12);

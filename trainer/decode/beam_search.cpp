@@ -74,17 +74,33 @@ void advance_sentence(std::int64_t b, std::int64_t step, const float* values,
 }
 
 // Keeps the slots of a finished sentence alive as inert beams so the batch keeps its shape.
-void park_sentence(std::int64_t b, std::int64_t K, Beams& next) {
+void park_sentence(std::int64_t b, std::int64_t K, std::int64_t step, Beams& next) {
   for (std::int64_t k = 0; k < K; ++k) {
     const auto slot = static_cast<std::size_t>(b * K + k);
     next.scores[slot] = kNegInf;
     next.order[slot] = b * K;
     next.last[slot] = preprocess::kEosId;
+    next.tokens[slot].assign(static_cast<std::size_t>(step + 1),
+                             preprocess::kEosId);  // same length as live beams
   }
 }
 
 at::Tensor to_tensor(const std::vector<std::int64_t>& v, const at::Device& device) {
   return at::tensor(v, at::TensorOptions().dtype(at::kLong)).to(device);
+}
+
+// The next-token logits [slots, V] by running the decoder over every beam's whole prefix: what
+// the cache saves. All beams hold the same number of tokens at a given step.
+at::Tensor recompute_last(model::Transformer& model, const Beams& beams, const at::Tensor& memory,
+                          const at::Tensor& src, const at::Device& device) {
+  std::vector<std::int64_t> prefix;
+  const auto length = static_cast<std::int64_t>(beams.tokens.front().size()) + 1;
+  for (const auto& tokens : beams.tokens) {
+    prefix.push_back(preprocess::kBosId);
+    prefix.insert(prefix.end(), tokens.begin(), tokens.end());
+  }
+  const auto tgt = to_tensor(prefix, device).reshape({-1, length});  // [slots, length]
+  return model->logits(model->decode(tgt, memory, src).select(1, length - 1));
 }
 
 }  // namespace
@@ -120,8 +136,9 @@ std::vector<std::vector<Hypothesis>> beam_search(model::Transformer& model, cons
   }
   const auto expand =
       at::arange(B, at::TensorOptions().dtype(at::kLong).device(device)).repeat_interleave(K);
-  auto cache = model->start_decoding(model->encode(src).index_select(0, expand),
-                                     src.index_select(0, expand));
+  const auto memory = model->encode(src).index_select(0, expand);  // [slots, src_len, d_model]
+  const auto src_slots = src.index_select(0, expand);              // [slots, src_len]
+  auto cache = model->start_decoding(memory, src_slots);
   Beams beams{std::vector<std::vector<std::int64_t>>(static_cast<std::size_t>(slots)),
               std::vector<double>(static_cast<std::size_t>(slots), kNegInf),
               {},
@@ -130,8 +147,9 @@ std::vector<std::vector<Hypothesis>> beam_search(model::Transformer& model, cons
   auto last =
       at::full({slots}, preprocess::kBosId, at::TensorOptions().dtype(at::kLong).device(device));
   for (std::int64_t step = 0; step < longest; ++step) {
-    const auto log_probs =
-        at::log_softmax(model->decode_step(last, cache).to(at::kFloat), -1);  // [slots, V]
+    const auto logits = o.use_cache ? model->decode_step(last, cache)
+                                    : recompute_last(model, beams, memory, src_slots, device);
+    const auto log_probs = at::log_softmax(logits.to(at::kFloat), -1);  // [slots, V]
     const auto vocab = log_probs.size(1);
     const auto scores =
         at::tensor(beams.scores, at::TensorOptions().dtype(at::kDouble)).to(device, at::kFloat);
@@ -151,11 +169,11 @@ std::vector<std::vector<Hypothesis>> beam_search(model::Transformer& model, cons
                          indices.data_ptr<std::int64_t>() + b * width, vocab, o, beams, next,
                          state);
       }
-      if (state.done) park_sentence(b, K, next);
+      if (state.done) park_sentence(b, K, step, next);
       all_done = all_done && state.done;
     }
     if (all_done) break;
-    cache.reorder(to_tensor(next.order, device));
+    if (o.use_cache) cache.reorder(to_tensor(next.order, device));
     last = to_tensor(next.last, device);
     beams = std::move(next);
   }

@@ -20,6 +20,7 @@ struct BeamOptions {
   double length_penalty = 0.6;          // alpha
   std::int64_t max_length_offset = 50;  // output tokens <= source tokens + this
   std::int64_t nbest = 1;               // hypotheses returned per sentence (<= beam_size)
+  bool use_cache = true;                // false: recompute the whole prefix every step (benchmarks)
   void validate() const;
 };
 
