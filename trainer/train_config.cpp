@@ -54,6 +54,9 @@ void load_train(const ConfigSection& s, TrainConfig& t) {
   s.read("label_smoothing", t.label_smoothing);
   s.read("clip_norm", t.clip_norm);
   s.read("validate_every", t.validate_every);
+  s.read("valid_bleu_every", t.valid_bleu_every);
+  s.read("valid_bleu_beam", t.valid_bleu_beam);
+  s.read("valid_bleu_sentences", t.valid_bleu_sentences);
   s.read("early_stopping", t.early_stopping);
   s.read("log_every", t.log_every);
   std::int64_t seed = static_cast<std::int64_t>(t.seed);
@@ -104,6 +107,9 @@ void TrainConfig::validate() const {
   require(label_smoothing >= 0 && label_smoothing < 1, "train.label_smoothing",
           "must be in [0, 1)");
   require(clip_norm >= 0, "train.clip_norm", "must be >= 0");
+  require(valid_bleu_every >= 0 && valid_bleu_beam >= 1 && valid_bleu_sentences >= 0,
+          "train.valid_bleu_every",
+          "valid_bleu_every, valid_bleu_sentences >= 0, valid_bleu_beam >= 1");
   require(validate_every >= 0 && early_stopping >= 0 && log_every >= 1, "train.validate_every",
           "validate_every and early_stopping must be >= 0, log_every >= 1");
   require(precision == "fp32" || precision == "bf16" || precision == "fp16", "train.precision",
@@ -172,11 +178,14 @@ std::string to_yaml(const RunConfig& c) {
       << YAML::Key << "adam_beta2" << YAML::Value << t.adam_beta2 << YAML::Key << "adam_eps"
       << YAML::Value << t.adam_eps << YAML::Key << "label_smoothing" << YAML::Value
       << t.label_smoothing << YAML::Key << "clip_norm" << YAML::Value << t.clip_norm << YAML::Key
-      << "validate_every" << YAML::Value << t.validate_every << YAML::Key << "early_stopping"
-      << YAML::Value << t.early_stopping << YAML::Key << "log_every" << YAML::Value << t.log_every
-      << YAML::Key << "seed" << YAML::Value << t.seed << YAML::Key << "device" << YAML::Value
-      << t.device << YAML::Key << "precision" << YAML::Value << t.precision << YAML::Key
-      << "threads" << YAML::Value << t.threads << YAML::EndMap;
+      << "validate_every" << YAML::Value << t.validate_every << YAML::Key << "valid_bleu_every"
+      << YAML::Value << t.valid_bleu_every << YAML::Key << "valid_bleu_beam" << YAML::Value
+      << t.valid_bleu_beam << YAML::Key << "valid_bleu_sentences" << YAML::Value
+      << t.valid_bleu_sentences << YAML::Key << "early_stopping" << YAML::Value << t.early_stopping
+      << YAML::Key << "log_every" << YAML::Value << t.log_every << YAML::Key << "seed"
+      << YAML::Value << t.seed << YAML::Key << "device" << YAML::Value << t.device << YAML::Key
+      << "precision" << YAML::Value << t.precision << YAML::Key << "threads" << YAML::Value
+      << t.threads << YAML::EndMap;
   out << YAML::Key << "checkpoint" << YAML::Value << YAML::BeginMap << YAML::Key << "every_steps"
       << YAML::Value << k.every_steps << YAML::Key << "every_minutes" << YAML::Value
       << k.every_minutes << YAML::Key << "keep_last" << YAML::Value << k.keep_last << YAML::EndMap;

@@ -31,15 +31,18 @@ struct TrainConfig {
   double adam_beta1 = 0.9;
   double adam_beta2 = 0.98;
   double adam_eps = 1e-9;
-  double label_smoothing = 0.1;        // eps_ls
-  double clip_norm = 0.0;              // gradient-norm clipping; 0 disables (the paper has none)
-  std::int64_t validate_every = 1000;  // steps; 0 disables
-  std::int64_t early_stopping = 0;     // stop after this many validations without improvement
-  std::int64_t log_every = 100;        // steps between metric lines
-  std::uint64_t seed = 1;              // parameters, dropout and batch order
-  std::string device = "cpu";          // cpu, cuda, cuda:N, auto
-  std::string precision = "fp32";      // fp32; on CUDA also bf16 (autocast) or fp16 (loss scaling)
-  int threads = 0;                     // intra-op CPU threads; 0: LibTorch's default
+  double label_smoothing = 0.1;           // eps_ls
+  double clip_norm = 0.0;                 // gradient-norm clipping; 0 disables (the paper has none)
+  std::int64_t validate_every = 1000;     // steps; 0 disables
+  std::int64_t valid_bleu_every = 0;      // steps between validation BLEU (decoding); 0 disables
+  std::int64_t valid_bleu_beam = 1;       // 1: greedy; else beam size (alpha 0.6)
+  std::int64_t valid_bleu_sentences = 0;  // first N validation pairs; 0: all
+  std::int64_t early_stopping = 0;        // stop after this many validations without improvement
+  std::int64_t log_every = 100;           // steps between metric lines
+  std::uint64_t seed = 1;                 // parameters, dropout and batch order
+  std::string device = "cpu";             // cpu, cuda, cuda:N, auto
+  std::string precision = "fp32";  // fp32; on CUDA also bf16 (autocast) or fp16 (loss scaling)
+  int threads = 0;                 // intra-op CPU threads; 0: LibTorch's default
   void validate() const;
 };
 

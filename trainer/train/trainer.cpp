@@ -13,8 +13,10 @@
 
 #include "common/atomic_file.h"
 #include "common/progress.h"
+#include "eval/bleu.h"
 #include "preprocess/vocabulary.h"
 #include "trainer/data/batching.h"
+#include "trainer/decode/translator.h"
 #include "trainer/model/transformer.h"
 #include "trainer/optim/label_smoothing.h"
 #include "trainer/optim/noam_schedule.h"
@@ -66,6 +68,8 @@ struct Trainer::Impl {
   UpdateStats update();
   double gradient_norm() const;
   ValidStats validate();
+  double validation_bleu();
+  std::unique_ptr<preprocess::Vocabulary> vocab;  // loaded for validation BLEU only
   void after_update(const UpdateStats& u, double step_seconds, ProgressMeter& progress,
                     TrainResult& result);
   void save(const std::string& path);
@@ -185,6 +189,35 @@ ValidStats Trainer::Impl::validate() {
   return v;
 }
 
+double Trainer::Impl::validation_bleu() {
+  const auto& t = config.train;
+  if (!vocab) {
+    vocab = std::make_unique<preprocess::Vocabulary>(preprocess::Vocabulary::load(
+        (fs::path(config.data.dir) / preprocess::kVocabularyFile).string()));
+  }
+  const auto n = t.valid_bleu_sentences > 0 ? std::min(t.valid_bleu_sentences, valid_data.size())
+                                            : valid_data.size();
+  std::vector<std::vector<std::int64_t>> sources;
+  std::vector<std::string> references;
+  for (std::int64_t i = 0; i < n; ++i) {
+    const auto pair = valid_data.pair(i);
+    sources.emplace_back(pair.src.begin(), pair.src.end());
+    references.push_back(vocab->decode(pair.tgt.to_vector()));  // detokenized shard targets
+  }
+  decode::TranslateOptions options;
+  options.greedy = t.valid_bleu_beam == 1;
+  options.beam.beam_size = t.valid_bleu_beam;
+  decode::Translator translator(model, *vocab, device, options);
+  const auto results = translator.translate_ids(sources);
+  model->train();
+  std::vector<std::string> hypotheses;
+  for (const auto& r : results) {
+    hypotheses.push_back(
+        r.empty() ? "" : vocab->decode({r.front().tokens.begin(), r.front().tokens.end()}));
+  }
+  return eval::corpus_bleu(hypotheses, {references}, eval::BleuOptions{}).score.score;
+}
+
 void Trainer::Impl::save(const std::string& path) {
   fs::create_directories(fs::path(path).parent_path());
   state.elapsed_seconds = elapsed_before + seconds_since(run_start);
@@ -231,6 +264,13 @@ void Trainer::Impl::after_update(const UpdateStats& u, double step_seconds, Prog
     }
     result.early_stopped =
         t.early_stopping > 0 && state.validations_without_improvement >= t.early_stopping;
+  }
+  if (t.valid_bleu_every > 0 && valid_batches &&
+      (step % t.valid_bleu_every == 0 || step == t.max_steps)) {
+    const double bleu = validation_bleu();
+    sink->log("valid/bleu", step, bleu);
+    spdlog::info("step {}: validation BLEU {:.2f} ({})", step, bleu,
+                 t.valid_bleu_beam == 1 ? "greedy" : fmt::format("beam {}", t.valid_bleu_beam));
   }
   const auto& c = config.checkpoint;
   const bool by_steps = c.every_steps > 0 && step % c.every_steps == 0;
