@@ -1,0 +1,2 @@
+// Being implemented.
+int main() { return 1; }
