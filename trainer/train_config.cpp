@@ -75,6 +75,18 @@ void load_checkpoint(const ConfigSection& s, CheckpointConfig& c) {
   s.finish();
 }
 
+void load_tracker(const ConfigSection& s, TrackerConfig& t) {
+  s.read("url", t.url);
+  s.read("port_file", t.port_file);
+  s.read("token_file", t.token_file);
+  s.read("experiment", t.experiment);
+  s.read("run_name", t.run_name);
+  s.read("sweep", t.sweep);
+  s.read("row_label", t.row_label);
+  s.read("row_index", t.row_index);
+  s.finish();
+}
+
 RunConfig load_root(const YAML::Node& root, const std::string& source) {
   RunConfig config;
   ConfigSection top(root, source);
@@ -82,6 +94,7 @@ RunConfig load_root(const YAML::Node& root, const std::string& source) {
   load_data(top.section("data"), config.data);
   load_train(top.section("train"), config.train);
   load_checkpoint(top.section("checkpoint"), config.checkpoint);
+  load_tracker(top.section("tracker"), config.tracker);
   top.finish();
   return config;
 }
@@ -189,6 +202,13 @@ std::string to_yaml(const RunConfig& c) {
   out << YAML::Key << "checkpoint" << YAML::Value << YAML::BeginMap << YAML::Key << "every_steps"
       << YAML::Value << k.every_steps << YAML::Key << "every_minutes" << YAML::Value
       << k.every_minutes << YAML::Key << "keep_last" << YAML::Value << k.keep_last << YAML::EndMap;
+  const auto& r = c.tracker;
+  out << YAML::Key << "tracker" << YAML::Value << YAML::BeginMap << YAML::Key << "url" << YAML::Value
+      << r.url << YAML::Key << "port_file" << YAML::Value << r.port_file << YAML::Key << "token_file"
+      << YAML::Value << r.token_file << YAML::Key << "experiment" << YAML::Value << r.experiment
+      << YAML::Key << "run_name" << YAML::Value << r.run_name << YAML::Key << "sweep" << YAML::Value
+      << r.sweep << YAML::Key << "row_label" << YAML::Value << r.row_label << YAML::Key << "row_index"
+      << YAML::Value << r.row_index << YAML::EndMap;
   out << YAML::EndMap;
   return std::string(out.c_str()) + "\n";
 }

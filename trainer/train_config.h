@@ -53,11 +53,24 @@ struct CheckpointConfig {
   void validate() const;
 };
 
+struct TrackerConfig {
+  std::string url;           // http://127.0.0.1:PORT of an nmt-trackerd; empty: no tracking
+  std::string port_file;     // or the daemon's --port-file (host 127.0.0.1)
+  std::string token_file;    // bearer token, when the daemon requires one
+  std::string experiment = "default";
+  std::string run_name;      // empty: the run directory's name
+  std::string sweep;         // set by nmt-sweep for the rows of an ablation table
+  std::string row_label;
+  std::int64_t row_index = -1;
+  bool enabled() const { return !url.empty() || !port_file.empty(); }
+};
+
 struct RunConfig {
   model::ModelConfig model;
   DataConfig data;
   TrainConfig train;
   CheckpointConfig checkpoint;
+  TrackerConfig tracker;
   void validate() const;
 };
 
