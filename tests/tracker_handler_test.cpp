@@ -1,1 +1,477 @@
-#include <gtest/gtest.h>
+// The tracker's request handler over a real SQLite file: every route of tracker/API.md, the
+// promises behind them (idempotent batches, resume, downsampling, the ablation table), and the
+// error contract (400 naming the field, 401, 404, 405, 500), without sockets.
+
+#include "tracker/server/request_handler.h"
+
+#include <algorithm>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <thread>
+
+#include "test_utils.h"
+#include "tracker/store/schema.h"
+
+namespace nmt::tracker {
+namespace {
+
+using nlohmann::json;
+
+struct Answer {
+  int status = 0;
+  json body;
+};
+
+class TrackerHandler : public ::testing::Test {
+ protected:
+  TrackerHandler() { open(""); }
+
+  void open(const std::string& token) {
+    handler_.reset();
+    store_.reset();
+    db_.reset();
+    db_ = std::make_unique<Database>(path_);
+    store_ = std::make_unique<RunStore>(*db_);
+    handler_ = std::make_unique<RequestHandler>(*store_, token);
+  }
+
+  Answer call(const std::string& method, const std::string& path, const std::string& body = "",
+              const std::map<std::string, std::string>& query = {},
+              const std::string& authorization = "") {
+    const Response response = handler_->handle(Request{method, path, query, authorization, body});
+    EXPECT_EQ(response.content_type, "application/json");
+    return Answer{response.status, json::parse(response.body)};
+  }
+  Answer post(const std::string& path, const json& body) { return call("POST", path, body.dump()); }
+  Answer get(const std::string& path, const std::map<std::string, std::string>& query = {}) {
+    return call("GET", path, "", query);
+  }
+
+  std::int64_t create_run(const json& body) {
+    const Answer answer = post("/api/runs", body);
+    EXPECT_EQ(answer.status, 200) << answer.body.dump();
+    return answer.body.at("run_id").get<std::int64_t>();
+  }
+  static std::string run_path(std::int64_t id, const std::string& action = "") {
+    return "/api/runs/" + std::to_string(id) + (action.empty() ? "" : "/" + action);
+  }
+  static json batch(std::int64_t rank, std::int64_t sequence, int first_step, int count) {
+    json points = json::array();
+    for (int step = first_step; step < first_step + count; ++step) {
+      points.push_back({{"key", "loss"}, {"step", step}, {"value", 10.0 / step}});
+    }
+    return {{"rank", rank}, {"sequence", sequence}, {"points", points}};
+  }
+  std::vector<std::int64_t> ids(const std::map<std::string, std::string>& query) {
+    const Answer answer = get("/api/runs", query);
+    EXPECT_EQ(answer.status, 200) << answer.body.dump();
+    std::vector<std::int64_t> result;
+    for (const json& run : answer.body.at("runs")) {
+      result.push_back(run.at("run_id").get<std::int64_t>());
+    }
+    return result;
+  }
+
+  testing::TempDir dir_;
+  std::string path_ = dir_.file("tracker.db");
+  std::unique_ptr<Database> db_;
+  std::unique_ptr<RunStore> store_;
+  std::unique_ptr<RequestHandler> handler_;
+};
+
+TEST_F(TrackerHandler, HealthReportsSchemaVersion) {
+  const Answer answer = get("/api/health");
+  EXPECT_EQ(answer.status, 200);
+  EXPECT_EQ(answer.body.at("status"), "ok");
+  EXPECT_EQ(answer.body.at("schema_version"), latest_schema_version());
+}
+
+TEST_F(TrackerHandler, ResumingSameNameIncrementsAttempt) {
+  const json spec = {{"experiment", "wmt14"},
+                     {"name", "base"},
+                     {"host", "node1"},
+                     {"params", {{"model.d_model", 512}, {"model.positions", "sinusoid"}}}};
+  const Answer first = post("/api/runs", spec);
+  ASSERT_EQ(first.status, 200);
+  EXPECT_EQ(first.body.at("attempt"), 1);
+  EXPECT_EQ(first.body.at("resumed"), false);
+  const auto id = first.body.at("run_id").get<std::int64_t>();
+  ASSERT_EQ(call("PUT", run_path(id, "status"), R"({"status": "failed"})").status, 200);
+  EXPECT_FALSE(get(run_path(id)).body.at("ended_at").is_null());
+
+  json again = spec;
+  again["params"]["model.d_model"] = 1024;
+  again.erase("host");
+  const Answer second = post("/api/runs", again);
+  ASSERT_EQ(second.status, 200);
+  EXPECT_EQ(second.body.at("run_id"), id);
+  EXPECT_EQ(second.body.at("attempt"), 2);
+  EXPECT_EQ(second.body.at("resumed"), true);
+  const json run = get(run_path(id)).body;
+  EXPECT_EQ(run.at("status"), "running");
+  EXPECT_TRUE(run.at("ended_at").is_null());
+  EXPECT_EQ(run.at("host"), "node1");  // not sent on resume: kept
+  EXPECT_EQ(run.at("params").at("model.d_model"), 1024);
+  EXPECT_EQ(run.at("params").at("model.positions"), "sinusoid");
+  EXPECT_NE(create_run({{"experiment", "other"}, {"name", "base"}}), id);
+}
+
+TEST_F(TrackerHandler, IngestedMetricsComeBackAsSeries) {
+  const auto id = create_run({{"experiment", "e"}, {"name", "r"}});
+  const Answer stored = post(run_path(id, "metrics"), batch(0, 0, 1, 10));
+  ASSERT_EQ(stored.status, 200) << stored.body.dump();
+  EXPECT_EQ(stored.body.at("stored"), 10);
+  EXPECT_EQ(stored.body.at("duplicate"), false);
+  ASSERT_EQ(post(run_path(id, "metrics"), batch(1, 0, 1, 3)).status, 200);
+
+  const Answer all = get(run_path(id, "metrics"), {{"key", "loss"}});
+  ASSERT_EQ(all.status, 200);
+  EXPECT_EQ(all.body.at("key"), "loss");
+  EXPECT_EQ(all.body.at("points").size(), 13u);
+  const Answer rank0 = get(run_path(id, "metrics"), {{"key", "loss"}, {"rank", "0"}});
+  const json& points = rank0.body.at("points");
+  ASSERT_EQ(points.size(), 10u);
+  for (int i = 0; i < 10; ++i) {
+    EXPECT_EQ(points[i].at("step"), i + 1);
+    EXPECT_DOUBLE_EQ(points[i].at("value").get<double>(), 10.0 / (i + 1));
+    EXPECT_EQ(points[i].at("min"), points[i].at("value"));
+    EXPECT_EQ(points[i].at("rank"), 0);
+  }
+  EXPECT_EQ(get(run_path(id)).body.at("metric_keys"), json::array({"loss"}));
+}
+
+TEST_F(TrackerHandler, RetriedBatchIsNotStoredTwice) {
+  const auto id = create_run({{"experiment", "e"}, {"name", "r"}});
+  ASSERT_EQ(post(run_path(id, "metrics"), batch(0, 7, 1, 5)).body.at("stored"), 5);
+  const Answer retry = post(run_path(id, "metrics"), batch(0, 7, 1, 5));
+  EXPECT_EQ(retry.status, 200);
+  EXPECT_EQ(retry.body.at("stored"), 0);
+  EXPECT_EQ(retry.body.at("duplicate"), true);
+  EXPECT_EQ(get(run_path(id, "metrics"), {{"key", "loss"}}).body.at("points").size(), 5u);
+  // The same sequence from another rank is another batch.
+  EXPECT_EQ(post(run_path(id, "metrics"), batch(1, 7, 1, 5)).body.at("duplicate"), false);
+  EXPECT_EQ(get(run_path(id, "metrics"), {{"key", "loss"}}).body.at("points").size(), 10u);
+}
+
+TEST_F(TrackerHandler, DownsamplingKeepsMinMaxWithinMaxPoints) {
+  const auto id = create_run({{"experiment", "e"}, {"name", "r"}});
+  json points = json::array();
+  for (int step = 1; step <= 1000; ++step) {
+    const double value = step == 500 ? 100.0 : step == 777 ? -5.0 : 1.0;
+    points.push_back({{"key", "loss"}, {"step", step}, {"value", value}});
+  }
+  ASSERT_EQ(
+      post(run_path(id, "metrics"), {{"rank", 0}, {"sequence", 0}, {"points", points}}).status,
+      200);
+  const Answer answer = get(run_path(id, "metrics"), {{"key", "loss"}, {"max_points", "64"}});
+  ASSERT_EQ(answer.status, 200) << answer.body.dump();
+  const json& series = answer.body.at("points");
+  EXPECT_LE(series.size(), 64u);
+  EXPECT_GE(series.size(), 32u);
+  double highest = 0, lowest = 0;
+  std::int64_t previous_step = 0;
+  for (const json& point : series) {
+    const double value = point.at("value").get<double>();
+    EXPECT_LE(point.at("min").get<double>(), value);
+    EXPECT_GE(point.at("max").get<double>(), value);
+    EXPECT_GT(point.at("step").get<std::int64_t>(), previous_step);
+    previous_step = point.at("step").get<std::int64_t>();
+    highest = std::max(highest, point.at("max").get<double>());
+    lowest = std::min(lowest, point.at("min").get<double>());
+  }
+  EXPECT_EQ(series.front().at("step"), 1);
+  EXPECT_DOUBLE_EQ(highest, 100.0);
+  EXPECT_DOUBLE_EQ(lowest, -5.0);
+}
+
+TEST_F(TrackerHandler, EvalsAndArtifactsAppearInRun) {
+  const auto id = create_run({{"experiment", "e"},
+                              {"name", "r"},
+                              {"params", {{"train.fp16", true}, {"model.dropout", 0.1}}}});
+  const Answer eval =
+      post(run_path(id, "evals"),
+           {{"split", "test"}, {"step", 100000}, {"bleu", 27.3}, {"signature", "nrefs:1|tok:13a"}});
+  ASSERT_EQ(eval.status, 200) << eval.body.dump();
+  const Answer artifact =
+      post(run_path(id, "artifacts"),
+           {{"kind", "averaged"}, {"path", "/ckpt/avg.pt"}, {"averaged_from", 5}});
+  ASSERT_EQ(artifact.status, 200) << artifact.body.dump();
+
+  const json run = get(run_path(id)).body;
+  ASSERT_EQ(run.at("evals").size(), 1u);
+  EXPECT_EQ(run.at("evals")[0].at("eval_id"), eval.body.at("eval_id"));
+  EXPECT_EQ(run.at("evals")[0].at("split"), "test");
+  EXPECT_DOUBLE_EQ(run.at("evals")[0].at("bleu").get<double>(), 27.3);
+  EXPECT_TRUE(run.at("evals")[0].at("perplexity").is_null());
+  EXPECT_EQ(run.at("evals")[0].at("signature"), "nrefs:1|tok:13a");
+  ASSERT_EQ(run.at("artifacts").size(), 1u);
+  EXPECT_EQ(run.at("artifacts")[0].at("artifact_id"), artifact.body.at("artifact_id"));
+  EXPECT_EQ(run.at("artifacts")[0].at("path"), "/ckpt/avg.pt");
+  EXPECT_EQ(run.at("artifacts")[0].at("averaged_from"), 5);
+  EXPECT_EQ(run.at("params").at("train.fp16"), 1);  // bools are stored as 0/1 numbers
+  EXPECT_DOUBLE_EQ(run.at("params").at("model.dropout").get<double>(), 0.1);
+  EXPECT_EQ(run.at("experiment"), "e");
+}
+
+TEST_F(TrackerHandler, ListFiltersAreAnded) {
+  const auto a = create_run({{"experiment", "wmt14"},
+                             {"name", "a"},
+                             {"sweep", "A"},
+                             {"params", {{"model.d_model", 256}, {"model.positions", "learned"}}}});
+  const auto b = create_run({{"experiment", "wmt14"},
+                             {"name", "b"},
+                             {"sweep", "A"},
+                             {"params", {{"model.d_model", 512}}}});
+  const auto c = create_run({{"experiment", "iwslt"},
+                             {"name", "c"},
+                             {"sweep", "B"},
+                             {"params", {{"model.d_model", 256}}}});
+  ASSERT_EQ(call("PUT", run_path(b, "status"), R"({"status": "finished"})").status, 200);
+
+  EXPECT_EQ(ids({}), (std::vector<std::int64_t>{a, b, c}));
+  EXPECT_EQ(ids({{"experiment", "wmt14"}}), (std::vector<std::int64_t>{a, b}));
+  EXPECT_EQ(ids({{"sweep", "B"}}), (std::vector<std::int64_t>{c}));
+  EXPECT_EQ(ids({{"status", "finished"}}), (std::vector<std::int64_t>{b}));
+  EXPECT_EQ(ids({{"param.model.d_model", "256"}}), (std::vector<std::int64_t>{a, c}));
+  EXPECT_EQ(ids({{"param.model.d_model", "256.0"}}), (std::vector<std::int64_t>{a, c}));
+  EXPECT_EQ(ids({{"param.model.d_model", "256"}, {"experiment", "wmt14"}}),
+            (std::vector<std::int64_t>{a}));
+  EXPECT_EQ(ids({{"param.model.positions", "learned"}}), (std::vector<std::int64_t>{a}));
+  EXPECT_TRUE(ids({{"experiment", "nope"}}).empty());
+  const Answer typo = get("/api/runs", {{"experment", "wmt14"}});
+  EXPECT_EQ(typo.status, 400);
+  EXPECT_EQ(typo.body.at("field"), "experment");
+}
+
+TEST_F(TrackerHandler, MalformedJsonIs400NamingTheField) {
+  const auto id = create_run({{"experiment", "e"}, {"name", "r"}});
+  const Answer broken = call("POST", run_path(id, "metrics"), R"({"rank": 0, "sequence": )");
+  EXPECT_EQ(broken.status, 400);
+  EXPECT_EQ(broken.body.at("field"), "body");
+  EXPECT_EQ(call("POST", "/api/runs", "[1, 2]").body.at("field"), "body");
+
+  json bad = batch(0, 0, 1, 5);
+  bad["points"][3]["value"] = "nan";
+  const Answer answer = post(run_path(id, "metrics"), bad);
+  EXPECT_EQ(answer.status, 400);
+  EXPECT_EQ(answer.body.at("field"), "points[3].value");
+  EXPECT_EQ(answer.body.at("error"), "field 'points[3].value' must be a number");
+  EXPECT_TRUE(get(run_path(id, "metrics"), {{"key", "loss"}}).body.at("points").empty());
+  // The rejected batch did not consume its sequence number.
+  EXPECT_EQ(post(run_path(id, "metrics"), batch(0, 0, 1, 5)).body.at("stored"), 5);
+}
+
+TEST_F(TrackerHandler, MissingOrWrongTypedFieldsAreNamed) {
+  const auto id = create_run({{"experiment", "e"}, {"name", "r"}});
+  const auto field_of = [&](const std::string& method, const std::string& path,
+                            const std::string& body,
+                            const std::map<std::string, std::string>& query = {}) {
+    const Answer answer = call(method, path, body, query);
+    EXPECT_EQ(answer.status, 400) << path << " " << body;
+    return answer.body.value("field", "");
+  };
+  EXPECT_EQ(field_of("POST", "/api/runs", R"({"experiment": "e"})"), "name");
+  EXPECT_EQ(field_of("POST", "/api/runs", R"({"experiment": 5, "name": "r"})"), "experiment");
+  EXPECT_EQ(field_of("POST", "/api/runs", R"({"experiment": "e", "name": ""})"), "name");
+  EXPECT_EQ(field_of("POST", "/api/runs", R"({"experiment": "e", "name": "r", "row_index": "1"})"),
+            "row_index");
+  EXPECT_EQ(
+      field_of("POST", "/api/runs", R"({"experiment": "e", "name": "r", "params": {"x": [1]}})"),
+      "params.x");
+  EXPECT_EQ(field_of("PUT", run_path(id, "status"), R"({"status": "paused"})"), "status");
+  EXPECT_EQ(field_of("POST", run_path(id, "metrics"), R"({"sequence": 0, "points": []})"), "rank");
+  EXPECT_EQ(
+      field_of("POST", run_path(id, "metrics"), R"({"rank": 0, "sequence": 1.5, "points": []})"),
+      "sequence");
+  EXPECT_EQ(
+      field_of("POST", run_path(id, "metrics"), R"({"rank": 0, "sequence": 1, "points": {}})"),
+      "points");
+  EXPECT_EQ(field_of("POST", run_path(id, "metrics"),
+                     R"({"rank": 0, "sequence": 1, "points": [{"key": "loss", "value": 1}]})"),
+            "points[0].step");
+  EXPECT_EQ(field_of("POST", run_path(id, "evals"), R"({"bleu": 27})"), "split");
+  EXPECT_EQ(field_of("POST", run_path(id, "evals"), R"({"split": "test", "bleu": "27"})"), "bleu");
+  EXPECT_EQ(
+      field_of("POST", run_path(id, "artifacts"), R"({"kind": "ckpt", "path": "p", "step": "x"})"),
+      "step");
+  EXPECT_EQ(field_of("GET", run_path(id, "metrics"), "", {}), "key");
+  EXPECT_EQ(field_of("GET", run_path(id, "metrics"), "", {{"key", "loss"}, {"max_points", "abc"}}),
+            "max_points");
+  EXPECT_EQ(field_of("GET", run_path(id, "metrics"), "", {{"key", "loss"}, {"max_points", "0"}}),
+            "max_points");
+}
+
+TEST_F(TrackerHandler, UnknownRoutesAndRunsAre404) {
+  EXPECT_EQ(get("/api/nope").status, 404);
+  EXPECT_EQ(get("/api/runs/1/nope").status, 404);
+  EXPECT_EQ(get("/api/runs/999").status, 404);
+  EXPECT_EQ(get("/api/runs/abc").status, 404);
+  EXPECT_EQ(get("/api/runs/999/metrics", {{"key", "loss"}}).status, 404);
+  EXPECT_EQ(post("/api/runs/999/metrics", batch(0, 0, 1, 2)).status, 404);
+  EXPECT_EQ(call("PUT", "/api/runs/999/status", R"({"status": "killed"})").status, 404);
+  EXPECT_EQ(post("/api/runs/999/evals", {{"split", "test"}}).status, 404);
+  EXPECT_EQ(post("/api/runs/999/artifacts", {{"kind", "k"}, {"path", "p"}}).status, 404);
+  const Answer sweep = get("/api/sweeps/none/table");
+  EXPECT_EQ(sweep.status, 404);
+  EXPECT_NE(sweep.body.at("error").get<std::string>().find("none"), std::string::npos);
+}
+
+TEST_F(TrackerHandler, WrongMethodIs405) {
+  EXPECT_EQ(call("DELETE", "/api/runs").status, 405);
+  EXPECT_EQ(call("POST", "/api/health").status, 405);
+  EXPECT_EQ(call("GET", "/api/runs/1/status").status, 405);
+  EXPECT_EQ(call("GE", "/api/runs").status, 405);
+  EXPECT_EQ(call("PUT", "/api/sweeps/A/table").status, 405);
+}
+
+TEST_F(TrackerHandler, TokenIsRequiredButNotForHealth) {
+  open("s3cret");
+  EXPECT_EQ(call("GET", "/api/runs").status, 401);
+  EXPECT_EQ(call("GET", "/api/runs", "", {}, "Bearer wrong!").status, 401);
+  EXPECT_EQ(call("GET", "/api/runs", "", {}, "s3cret").status, 401);
+  EXPECT_EQ(call("POST", "/api/runs", R"({"experiment": "e", "name": "r"})").status, 401);
+  EXPECT_EQ(call("GET", "/api/runs", "", {}, "Bearer s3cret").status, 200);
+  EXPECT_EQ(call("GET", "/api/health").status, 200);
+  EXPECT_TRUE(call("GET", "/api/runs", "", {}, "Bearer s3cret").body.at("runs").empty());
+}
+
+TEST_F(TrackerHandler, InjectionLookingStringsAreStoredLiterally) {
+  const std::string evil = "x'); DROP TABLE runs; --";
+  const auto id =
+      create_run({{"experiment", evil}, {"name", "\" OR 1=1 --"}, {"params", {{"note", evil}}}});
+  ASSERT_EQ(
+      post(run_path(id, "metrics"),
+           {{"rank", 0}, {"sequence", 0}, {"points", {{{"key", evil}, {"step", 1}, {"value", 2}}}}})
+          .status,
+      200);
+  const json run = get(run_path(id)).body;
+  EXPECT_EQ(run.at("experiment"), evil);
+  EXPECT_EQ(run.at("name"), "\" OR 1=1 --");
+  EXPECT_EQ(run.at("params").at("note"), evil);
+  EXPECT_EQ(run.at("metric_keys"), json::array({evil}));
+  EXPECT_EQ(ids({{"experiment", evil}}), std::vector<std::int64_t>{id});
+  EXPECT_EQ(ids({{"param.note", evil}}), std::vector<std::int64_t>{id});
+  EXPECT_TRUE(ids({{"experiment", "' OR '1'='1"}}).empty());
+}
+
+TEST_F(TrackerHandler, SweepTableListsVaryingParamsInRowOrder) {
+  // Created out of row order: the table sorts by row_index.
+  const int d_model[] = {1024, 256, 512};
+  const int row_index[] = {2, 0, 1};
+  std::map<int, std::int64_t> run_by_row;
+  for (int i = 0; i < 3; ++i) {
+    run_by_row[row_index[i]] = create_run({{"experiment", "wmt14"},
+                                           {"name", "C" + std::to_string(i)},
+                                           {"sweep", "table3_C"},
+                                           {"row_label", "(C) d=" + std::to_string(d_model[i])},
+                                           {"row_index", row_index[i]},
+                                           {"params",
+                                            {{"model.d_model", d_model[i]},
+                                             {"model.layers", 6},
+                                             {"model.heads", 8},
+                                             {"model.parameter_count", d_model[i] * 1000}}}});
+    const std::string evals = run_path(run_by_row[row_index[i]], "evals");
+    ASSERT_EQ(post(evals, {{"split", "valid"}, {"perplexity", 9.0}, {"bleu", 1.0}}).status, 200);
+    // The newest valid eval is the one the table shows.
+    ASSERT_EQ(post(evals, {{"split", "valid"}, {"perplexity", 5.0 - i}, {"bleu", 25.0 + i}}).status,
+              200);
+  }
+  const Answer answer = get("/api/sweeps/table3_C/table");
+  ASSERT_EQ(answer.status, 200) << answer.body.dump();
+  const json& table = answer.body;
+  EXPECT_EQ(table.at("sweep"), "table3_C");
+  EXPECT_EQ(table.at("columns"), json::array({"model.d_model", "params", "dev_ppl", "dev_bleu"}));
+  const json& rows = table.at("rows");
+  ASSERT_EQ(rows.size(), 3u);
+  const int expected_d_model[] = {256, 512, 1024};  // rows 0, 1, 2 were created as i = 1, 2, 0
+  const int created_as[] = {1, 2, 0};
+  for (int row = 0; row < 3; ++row) {
+    const json& values = rows[row].at("values");
+    EXPECT_EQ(rows[row].at("row_index"), row);
+    EXPECT_EQ(rows[row].at("run_id"), run_by_row[row]);
+    EXPECT_EQ(rows[row].at("status"), "running");
+    EXPECT_EQ(rows[row].at("row_label"), "(C) d=" + std::to_string(expected_d_model[row]));
+    EXPECT_EQ(values.size(), 4u);
+    EXPECT_EQ(values.at("model.d_model"), expected_d_model[row]);
+    EXPECT_EQ(values.at("params"), expected_d_model[row] * 1000);
+    EXPECT_DOUBLE_EQ(values.at("dev_ppl").get<double>(), 5.0 - created_as[row]);
+    EXPECT_DOUBLE_EQ(values.at("dev_bleu").get<double>(), 25.0 + created_as[row]);
+  }
+}
+
+TEST_F(TrackerHandler, SweepTableAddsTestAndReferenceColumns) {
+  const auto id =
+      create_run({{"experiment", "wmt14"},
+                  {"name", "base"},
+                  {"sweep", "base"},
+                  {"row_index", 0},
+                  {"params", {{"model.d_model", 512}, {"ref.bleu", 25.8}, {"ref.ppl", 4.92}}}});
+  ASSERT_EQ(post(run_path(id, "evals"), {{"split", "test"}, {"bleu", 26.1}}).status, 200);
+  const json table = get("/api/sweeps/base/table").body;
+  // One row: every architecture column, whether or not the run set it.
+  EXPECT_EQ(table.at("columns"),
+            json::array({"model.layers", "model.d_model", "model.d_ff", "model.heads", "model.d_k",
+                         "model.d_v", "model.dropout", "train.label_smoothing", "model.positions",
+                         "train.max_steps", "params", "dev_ppl", "dev_bleu", "test_bleu", "ref_ppl",
+                         "ref_bleu"}));
+  const json& values = table.at("rows").at(0).at("values");
+  EXPECT_EQ(values.at("model.d_model"), 512);
+  EXPECT_TRUE(values.at("model.layers").is_null());
+  EXPECT_TRUE(values.at("dev_ppl").is_null());
+  EXPECT_DOUBLE_EQ(values.at("test_bleu").get<double>(), 26.1);
+  EXPECT_DOUBLE_EQ(values.at("ref_bleu").get<double>(), 25.8);
+}
+
+TEST_F(TrackerHandler, ReopenedDatabaseSeesEverything) {
+  const auto id = create_run({{"experiment", "e"},
+                              {"name", "r"},
+                              {"sweep", "S"},
+                              {"row_index", 0},
+                              {"params", {{"model.d_model", 256}}}});
+  ASSERT_EQ(post(run_path(id, "metrics"), batch(0, 3, 1, 20)).status, 200);
+  ASSERT_EQ(post(run_path(id, "evals"), {{"split", "valid"}, {"perplexity", 4.5}}).status, 200);
+  ASSERT_EQ(post(run_path(id, "artifacts"), {{"kind", "checkpoint"}, {"path", "c.pt"}}).status,
+            200);
+  ASSERT_EQ(call("PUT", run_path(id, "status"), R"({"status": "finished"})").status, 200);
+  const json before = get(run_path(id)).body;
+
+  open("");  // a fresh Database and RunStore on the same file
+  EXPECT_EQ(get(run_path(id)).body, before);
+  EXPECT_EQ(get(run_path(id, "metrics"), {{"key", "loss"}}).body.at("points").size(), 20u);
+  EXPECT_EQ(post(run_path(id, "metrics"), batch(0, 3, 1, 20)).body.at("duplicate"), true);
+  EXPECT_EQ(ids({{"param.model.d_model", "256"}}), std::vector<std::int64_t>{id});
+  EXPECT_DOUBLE_EQ(
+      get("/api/sweeps/S/table").body.at("rows")[0].at("values").at("dev_ppl").get<double>(), 4.5);
+  EXPECT_EQ(create_run({{"experiment", "e"}, {"name", "r"}}), id);
+}
+
+TEST_F(TrackerHandler, StoreFailureIs500WithMessage) {
+  const auto id = create_run({{"experiment", "e"}, {"name", "r"}});
+  db_->sqlite().exec("DROP TABLE evals");
+  const Answer answer = post(run_path(id, "evals"), {{"split", "test"}, {"bleu", 1.0}});
+  EXPECT_EQ(answer.status, 500);
+  EXPECT_NE(answer.body.at("error").get<std::string>().find("evals"), std::string::npos);
+  EXPECT_EQ(get(run_path(id, "metrics"), {{"key", "loss"}}).status, 200);  // still serving
+}
+
+TEST_F(TrackerHandler, ConcurrentIngestLosesNothing) {
+  const auto id = create_run({{"experiment", "e"}, {"name", "r"}});
+  std::vector<std::thread> ranks;
+  for (int rank = 0; rank < 4; ++rank) {
+    ranks.emplace_back([&, rank] {
+      for (int sequence = 0; sequence < 25; ++sequence) {
+        const std::string body = batch(rank, sequence, sequence * 10 + 1, 10).dump();
+        const Response response =
+            handler_->handle(Request{"POST", run_path(id, "metrics"), {}, "", body});
+        EXPECT_EQ(response.status, 200) << response.body;
+      }
+    });
+  }
+  for (std::thread& thread : ranks) {
+    thread.join();
+  }
+  EXPECT_EQ(get(run_path(id, "metrics"), {{"key", "loss"}}).body.at("points").size(), 1000u);
+}
+
+}  // namespace
+}  // namespace nmt::tracker

@@ -1,1 +1,412 @@
-// Being implemented.
+// RequestHandler: tracker/API.md route by route. Bodies are parsed and checked before the store
+// lock is taken, so one bad or slow request never holds up the writer; every 4xx names the field.
+
+#include "tracker/server/request_handler.h"
+
+#include <fmt/format.h>
+
+#include <charconv>
+#include <limits>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string_view>
+#include <utility>
+
+namespace nmt::tracker {
+namespace {
+
+using nlohmann::json;
+
+// A failure with its HTTP status, and the field or query parameter at fault when there is one.
+class HttpError : public std::runtime_error {
+ public:
+  HttpError(int status, const std::string& message, std::string field = {})
+      : std::runtime_error(message), status_(status), field_(std::move(field)) {}
+  int status() const { return status_; }
+  const std::string& field() const { return field_; }
+
+ private:
+  int status_;
+  std::string field_;
+};
+
+[[noreturn]] void bad_field(const std::string& field, const std::string& problem) {
+  throw HttpError(400, fmt::format("field '{}' {}", field, problem), field);
+}
+
+Response json_response(int status, const json& body) {
+  // replace: a stray invalid UTF-8 byte must not turn an answer into an exception.
+  return Response{status, body.dump(-1, ' ', false, json::error_handler_t::replace)};
+}
+
+Response error_response(int status, const std::string& message, const std::string& field = {}) {
+  json body = {{"error", message}};
+  if (!field.empty()) {
+    body["field"] = field;
+  }
+  return json_response(status, body);
+}
+
+// Typed access to one JSON object's fields. The field path ("points[3].value") is only formatted
+// when something is wrong, since ingest reads thousands of points per batch.
+class Fields {
+ public:
+  explicit Fields(const json& object, std::string_view parent = {}, std::ptrdiff_t index = -1)
+      : object_(object), parent_(parent), index_(index) {}
+
+  std::string text(const char* name) const { return *optional_text(name, true); }
+  std::optional<std::string> optional_text(const char* name, bool required = false) const {
+    const json* value = find(name, required);
+    if (value && !value->is_string()) {
+      bad_field(path(name), "must be a string");
+    }
+    if (value && required && value->get_ref<const std::string&>().empty()) {
+      bad_field(path(name), "must not be empty");
+    }
+    return value ? std::optional(value->get<std::string>()) : std::nullopt;
+  }
+  std::int64_t integer(const char* name) const { return *optional_integer(name, true); }
+  std::optional<std::int64_t> optional_integer(const char* name, bool required = false) const {
+    const json* value = find(name, required);
+    if (!value) {
+      return std::nullopt;
+    }
+    if (!value->is_number_integer() ||
+        (value->is_number_unsigned() &&
+         value->get<std::uint64_t>() >
+             static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()))) {
+      bad_field(path(name), "must be an integer");
+    }
+    return value->get<std::int64_t>();
+  }
+  double number(const char* name) const { return *optional_number(name, true); }
+  std::optional<double> optional_number(const char* name, bool required = false) const {
+    const json* value = find(name, required);
+    if (value && !value->is_number()) {
+      bad_field(path(name), "must be a number");
+    }
+    return value ? std::optional(value->get<double>()) : std::nullopt;
+  }
+  const json& array(const char* name) const {
+    const json* value = find(name, true);
+    if (!value->is_array()) {
+      bad_field(path(name), "must be an array");
+    }
+    return *value;
+  }
+  std::string path(const char* name) const {
+    if (parent_.empty()) {
+      return name;
+    }
+    return index_ < 0 ? fmt::format("{}.{}", parent_, name)
+                      : fmt::format("{}[{}].{}", parent_, index_, name);
+  }
+
+ private:
+  // nullptr for an absent optional field; null counts as absent.
+  const json* find(const char* name, bool required) const {
+    const auto it = object_.find(name);
+    if (it == object_.end() || it->is_null()) {
+      if (required) {
+        bad_field(path(name), "is required");
+      }
+      return nullptr;
+    }
+    return &*it;
+  }
+
+  const json& object_;
+  std::string_view parent_;
+  std::ptrdiff_t index_;
+};
+
+json parse_body(const Request& request) {
+  json body;
+  try {
+    body = json::parse(request.body);
+  } catch (const json::parse_error& e) {
+    throw HttpError(400, fmt::format("malformed JSON body: {}", e.what()), "body");
+  }
+  if (!body.is_object()) {
+    throw HttpError(400, "the body must be a JSON object", "body");
+  }
+  return body;
+}
+
+// `allowed` lists the route's methods, e.g. "GET, POST"; matched by whole names.
+void require_method(const Request& request, const std::string& allowed) {
+  if (request.method.empty() ||
+      (", " + allowed + ", ").find(", " + request.method + ", ") == std::string::npos) {
+    throw HttpError(405, fmt::format("method {} is not allowed on {}; use {}", request.method,
+                                     request.path, allowed));
+  }
+}
+
+// A whole decimal number within int64, e.g. a run id or a query integer.
+std::optional<std::int64_t> parse_integer(const std::string& text) {
+  std::int64_t value = 0;
+  const char* end = text.data() + text.size();
+  const auto [stop, error] = std::from_chars(text.data(), end, value);
+  if (text.empty() || error != std::errc() || stop != end) {
+    return std::nullopt;
+  }
+  return value;
+}
+
+std::optional<std::int64_t> query_integer(const Request& request, const char* name) {
+  const auto it = request.query.find(name);
+  if (it == request.query.end()) {
+    return std::nullopt;
+  }
+  const auto value = parse_integer(it->second);
+  if (!value) {
+    throw HttpError(
+        400, fmt::format("query parameter '{}' must be an integer, not '{}'", name, it->second),
+        name);
+  }
+  return value;
+}
+
+bool starts_with(std::string_view text, std::string_view prefix) {
+  return text.substr(0, prefix.size()) == prefix;
+}
+
+bool ends_with(std::string_view text, std::string_view suffix) {
+  return text.size() >= suffix.size() && text.substr(text.size() - suffix.size()) == suffix;
+}
+
+}  // namespace
+
+RequestHandler::RequestHandler(RunStore& store, std::string token)
+    : store_(store), token_(std::move(token)) {}
+
+Response RequestHandler::handle(const Request& request) {
+  try {
+    if (!token_.empty() && request.path != "/api/health" && !authorized(request.authorization)) {
+      return error_response(401,
+                            "missing or bad bearer token (send 'Authorization: Bearer <token>')");
+    }
+    return route(request);
+  } catch (const HttpError& e) {
+    return error_response(e.status(), e.what(), e.field());
+  } catch (const NotFound& e) {
+    return error_response(404, e.what());
+  } catch (const std::invalid_argument& e) {
+    return error_response(400, e.what());
+  } catch (const std::exception& e) {
+    return error_response(500, fmt::format("store failure: {}", e.what()));
+  } catch (...) {
+    return error_response(500, "store failure: unknown exception");
+  }
+}
+
+// Compares in time independent of where the token differs, so it cannot be guessed bytewise.
+bool RequestHandler::authorized(const std::string& authorization) const {
+  const std::string_view scheme = "Bearer ";
+  if (authorization.size() != scheme.size() + token_.size() ||
+      !starts_with(authorization, scheme)) {
+    return false;
+  }
+  unsigned char difference = 0;
+  for (std::size_t i = 0; i < token_.size(); ++i) {
+    difference |= static_cast<unsigned char>(authorization[scheme.size() + i] ^ token_[i]);
+  }
+  return difference == 0;
+}
+
+Response RequestHandler::route(const Request& request) {
+  const std::string& path = request.path;
+  if (path == "/api/health") {
+    require_method(request, "GET");
+    return health();
+  }
+  if (path == "/api/runs") {
+    require_method(request, "GET, POST");
+    return request.method == "GET" ? list_runs(request) : create_run(request);
+  }
+  const std::string_view sweeps = "/api/sweeps/", table = "/table";
+  if (starts_with(path, sweeps) && ends_with(path, table) &&
+      path.size() > sweeps.size() + table.size()) {
+    require_method(request, "GET");
+    return sweep_table(path.substr(sweeps.size(), path.size() - sweeps.size() - table.size()));
+  }
+  if (starts_with(path, "/api/runs/")) {
+    return route_run(request, path.substr(std::string_view("/api/runs/").size()));
+  }
+  throw HttpError(404, fmt::format("unknown route {}", path));
+}
+
+// `rest` is what follows /api/runs/: "{id}" or "{id}/{action}".
+Response RequestHandler::route_run(const Request& request, const std::string& rest) {
+  const std::size_t slash = rest.find('/');
+  const std::string id_text = rest.substr(0, slash);
+  const std::string action = slash == std::string::npos ? "" : rest.substr(slash + 1);
+  static const std::map<std::string, const char*> kMethods = {{"", "GET"},
+                                                              {"status", "PUT"},
+                                                              {"metrics", "GET, POST"},
+                                                              {"evals", "POST"},
+                                                              {"artifacts", "POST"}};
+  const auto methods = kMethods.find(action);
+  if (methods == kMethods.end()) {
+    throw HttpError(404, fmt::format("unknown route {}", request.path));
+  }
+  require_method(request, methods->second);
+  const auto run_id = parse_integer(id_text);
+  if (!run_id) {
+    throw HttpError(404, fmt::format("unknown run '{}': run ids are integers", id_text));
+  }
+  if (action.empty()) {
+    return get_run(*run_id);
+  }
+  if (action == "status") {
+    return set_status(*run_id, request);
+  }
+  if (action == "metrics") {
+    return request.method == "GET" ? metric_series(*run_id, request)
+                                   : ingest_metrics(*run_id, request);
+  }
+  return action == "evals" ? log_eval(*run_id, request) : log_artifact(*run_id, request);
+}
+
+Response RequestHandler::health() {
+  const int version = with_store([](RunStore& store) { return store.schema_version(); });
+  return json_response(200, {{"status", "ok"}, {"schema_version", version}});
+}
+
+Response RequestHandler::create_run(const Request& request) {
+  const json body = parse_body(request);
+  const Fields fields(body);
+  RunSpec spec;
+  spec.experiment = fields.text("experiment");
+  spec.name = fields.text("name");
+  spec.sweep = fields.optional_text("sweep");
+  spec.row_label = fields.optional_text("row_label");
+  spec.row_index = fields.optional_integer("row_index");
+  spec.config = fields.optional_text("config");
+  spec.config_hash = fields.optional_text("config_hash");
+  spec.git_revision = fields.optional_text("git_revision");
+  spec.host = fields.optional_text("host");
+  spec.world_size = fields.optional_integer("world_size");
+  spec.slurm_job_id = fields.optional_text("slurm_job_id");
+  spec.slurm_array_id = fields.optional_text("slurm_array_id");
+  if (const auto params = body.find("params"); params != body.end() && !params->is_null()) {
+    if (!params->is_object()) {
+      bad_field("params", "must be an object of flat key: value pairs");
+    }
+    for (const auto& [key, value] : params->items()) {
+      if (!value.is_number() && !value.is_string() && !value.is_boolean()) {
+        bad_field("params." + key, "must be a number, string or bool");
+      }
+    }
+    spec.params = *params;
+  }
+  const RunHandle run =
+      with_store([&](RunStore& store) { return store.create_or_resume_run(spec); });
+  return json_response(
+      200, {{"run_id", run.run_id}, {"attempt", run.attempt}, {"resumed", run.resumed}});
+}
+
+Response RequestHandler::list_runs(const Request& request) {
+  RunFilter filter;
+  for (const auto& [name, value] : request.query) {
+    if (name == "experiment") {
+      filter.experiment = value;
+    } else if (name == "sweep") {
+      filter.sweep = value;
+    } else if (name == "status") {
+      filter.status = value;
+    } else if (starts_with(name, "param.") && name.size() > 6) {
+      filter.params[name.substr(6)] = value;
+    } else {
+      throw HttpError(400, fmt::format("unknown query parameter '{}'", name), name);
+    }
+  }
+  json runs = with_store([&](RunStore& store) { return store.list_runs(filter); });
+  return json_response(200, {{"runs", std::move(runs)}});
+}
+
+Response RequestHandler::get_run(std::int64_t run_id) {
+  return json_response(200, with_store([&](RunStore& store) { return store.get_run(run_id); }));
+}
+
+Response RequestHandler::set_status(std::int64_t run_id, const Request& request) {
+  const json body = parse_body(request);
+  const std::string status = Fields(body).text("status");
+  if (!RunStore::is_valid_status(status)) {
+    bad_field("status", "must be one of running, finished, failed, killed");
+  }
+  with_store([&](RunStore& store) {
+    store.set_status(run_id, status);
+    return 0;
+  });
+  return json_response(200, {{"run_id", run_id}, {"status", status}});
+}
+
+Response RequestHandler::ingest_metrics(std::int64_t run_id, const Request& request) {
+  const json body = parse_body(request);
+  const Fields fields(body);
+  const std::int64_t rank = fields.integer("rank");
+  const std::int64_t sequence = fields.integer("sequence");
+  const json& points_json = fields.array("points");
+  std::vector<MetricPoint> points;
+  points.reserve(points_json.size());
+  for (std::size_t i = 0; i < points_json.size(); ++i) {
+    const auto index = static_cast<std::ptrdiff_t>(i);
+    if (!points_json[i].is_object()) {
+      bad_field(fmt::format("points[{}]", i), "must be an object");
+    }
+    const Fields point(points_json[i], "points", index);
+    points.push_back(MetricPoint{point.text("key"), point.integer("step"), point.number("value"),
+                                 point.optional_number("time")});
+  }
+  const IngestResult result = with_store(
+      [&](RunStore& store) { return store.ingest_metrics(run_id, rank, sequence, points); });
+  return json_response(200, {{"stored", result.stored}, {"duplicate", result.duplicate}});
+}
+
+Response RequestHandler::metric_series(std::int64_t run_id, const Request& request) {
+  const auto key = request.query.find("key");
+  if (key == request.query.end() || key->second.empty()) {
+    throw HttpError(400, "query parameter 'key' is required", "key");
+  }
+  const auto max_points = query_integer(request, "max_points");
+  if (max_points && *max_points < 1) {
+    throw HttpError(400, "query parameter 'max_points' must be at least 1", "max_points");
+  }
+  const auto rank = query_integer(request, "rank");
+  return json_response(200, with_store([&](RunStore& store) {
+                         return store.metric_series(run_id, key->second, max_points, rank);
+                       }));
+}
+
+Response RequestHandler::log_eval(std::int64_t run_id, const Request& request) {
+  const json body = parse_body(request);
+  const Fields fields(body);
+  const EvalRecord eval{fields.text("split"),
+                        fields.optional_integer("step"),
+                        fields.optional_text("checkpoint"),
+                        fields.optional_number("bleu"),
+                        fields.optional_number("chrf"),
+                        fields.optional_number("perplexity"),
+                        fields.optional_text("signature")};
+  const std::int64_t id = with_store([&](RunStore& store) { return store.log_eval(run_id, eval); });
+  return json_response(200, {{"eval_id", id}});
+}
+
+Response RequestHandler::log_artifact(std::int64_t run_id, const Request& request) {
+  const json body = parse_body(request);
+  const Fields fields(body);
+  const ArtifactRecord artifact{fields.text("kind"), fields.text("path"),
+                                fields.optional_integer("step"),
+                                fields.optional_integer("averaged_from")};
+  const std::int64_t id =
+      with_store([&](RunStore& store) { return store.log_artifact(run_id, artifact); });
+  return json_response(200, {{"artifact_id", id}});
+}
+
+Response RequestHandler::sweep_table(const std::string& sweep) {
+  return json_response(200, with_store([&](RunStore& store) { return store.sweep_table(sweep); }));
+}
+
+}  // namespace nmt::tracker

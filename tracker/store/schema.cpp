@@ -86,6 +86,11 @@ const std::vector<const char*>& migrations() {
         created_at REAL NOT NULL
       );
       )sql",
+      // 2: GET /api/runs/{id} and the sweep table read evals and artifacts per run.
+      R"sql(
+      CREATE INDEX evals_run ON evals(run_id, split, id);
+      CREATE INDEX artifacts_run ON artifacts(run_id);
+      )sql",
   };
   return kMigrations;
 }

@@ -1,0 +1,134 @@
+#pragma once
+// The tracker's operations over its SQLite database: runs (create or resume), params, metric
+// batches (idempotent by run, rank and sequence), evals, artifacts, and the queries behind the
+// HTTP API in tracker/API.md. Every write is one transaction and returns only after commit.
+// Not thread-safe: one RunStore per connection, callers serialize (the request handler does).
+
+#include <SQLiteCpp/Statement.h>
+
+#include <cstdint>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "tracker/store/database.h"
+
+namespace nmt::tracker {
+
+// An unknown run or sweep; the handler answers 404. Bad input is std::invalid_argument (400).
+class NotFound : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// What POST /api/runs carries. Optional fields left empty stay NULL (or, on resume, unchanged).
+struct RunSpec {
+  std::string experiment;                 // created on first use
+  std::string name;                       // unique within the experiment; reuse resumes
+  std::optional<std::string> sweep;       // groups the rows of an ablation table
+  std::optional<std::string> row_label;   // e.g. "(A) h=1"
+  std::optional<std::int64_t> row_index;  // order of the row in its table
+  std::optional<std::string> config;      // the resolved YAML text
+  std::optional<std::string> config_hash;
+  std::optional<std::string> git_revision;
+  std::optional<std::string> host;
+  std::optional<std::int64_t> world_size;
+  std::optional<std::string> slurm_job_id;
+  std::optional<std::string> slurm_array_id;
+  nlohmann::json params = nlohmann::json::object();  // flat key -> number, string or bool
+};
+
+struct RunHandle {
+  std::int64_t run_id = 0;
+  std::int64_t attempt = 1;  // 1 on creation, +1 on every resume
+  bool resumed = false;
+};
+
+struct MetricPoint {
+  std::string key;
+  std::int64_t step = 0;
+  double value = 0.0;
+  std::optional<double> time;  // seconds since the epoch; the ingest time when absent
+};
+
+struct IngestResult {
+  std::int64_t stored = 0;  // points written by this call
+  bool duplicate = false;   // the (run, rank, sequence) batch was already stored
+};
+
+struct EvalRecord {
+  std::string split;  // "valid", "test", ...
+  std::optional<std::int64_t> step;
+  std::optional<std::string> checkpoint;
+  std::optional<double> bleu;
+  std::optional<double> chrf;
+  std::optional<double> perplexity;
+  std::optional<std::string> signature;  // the sacreBLEU-style signature
+};
+
+struct ArtifactRecord {
+  std::string kind;  // "checkpoint", "averaged", ...
+  std::string path;
+  std::optional<std::int64_t> step;
+  std::optional<std::int64_t> averaged_from;  // number of checkpoints averaged
+};
+
+// All fields ANDed; params compare numerically when both sides parse as numbers, else as text.
+struct RunFilter {
+  std::optional<std::string> experiment;
+  std::optional<std::string> sweep;
+  std::optional<std::string> status;
+  std::map<std::string, std::string> params;  // key -> value as written in the query
+};
+
+class RunStore {
+ public:
+  // `db` must outlive the store; the store caches prepared statements on its connection.
+  explicit RunStore(Database& db);
+
+  int schema_version() { return db_.schema_version(); }
+
+  RunHandle create_or_resume_run(const RunSpec& spec);
+  // status: running, finished, failed or killed; the last three set ended_at, running clears it.
+  void set_status(std::int64_t run_id, const std::string& status);
+  IngestResult ingest_metrics(std::int64_t run_id, std::int64_t rank, std::int64_t sequence,
+                              const std::vector<MetricPoint>& points);
+  std::int64_t log_eval(std::int64_t run_id, const EvalRecord& eval);
+  std::int64_t log_artifact(std::int64_t run_id, const ArtifactRecord& artifact);
+
+  // JSON shapes as in API.md: list_runs the array of run summaries; get_run, metric_series and
+  // sweep_table the full response bodies.
+  nlohmann::json list_runs(const RunFilter& filter);
+  nlohmann::json get_run(std::int64_t run_id);
+  // max_points: at most that many points, one per step bucket with mean value and min/max.
+  nlohmann::json metric_series(std::int64_t run_id, const std::string& key,
+                               std::optional<std::int64_t> max_points,
+                               std::optional<std::int64_t> rank);
+  nlohmann::json sweep_table(const std::string& sweep);
+
+  static bool is_valid_status(const std::string& status);
+
+ private:
+  std::int64_t experiment_id(const std::string& name, double now);
+  RunHandle insert_or_resume(std::int64_t experiment, const RunSpec& spec, double now);
+  void upsert_params(std::int64_t run_id, const nlohmann::json& params);
+  void require_run(std::int64_t run_id);
+  nlohmann::json run_params(std::int64_t run_id);
+  nlohmann::json run_evals(std::int64_t run_id);
+  nlohmann::json run_artifacts(std::int64_t run_id);
+  nlohmann::json metric_keys(std::int64_t run_id);
+  nlohmann::json newest_evals(std::int64_t run_id);
+
+  Database& db_;
+  SQLite::Database& sql_;
+  // Cached for the hot paths: ingest runs once per batch, the others once per request.
+  SQLite::Statement run_exists_;
+  SQLite::Statement insert_batch_;
+  SQLite::Statement insert_metric_;
+  SQLite::Statement upsert_param_;
+};
+
+}  // namespace nmt::tracker
