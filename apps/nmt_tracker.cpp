@@ -1,2 +1,467 @@
-// Being implemented.
-int main() { return 1; }
+// nmt-tracker: the command line to nmt-trackerd (tracker/API.md): the runs, one run, a metric
+// series, two runs side by side, and a sweep's ablation table in the layout of the paper's Table 3.
+
+#include <fmt/chrono.h>
+#include <fmt/format.h>
+
+#include <nlohmann/json.hpp>
+
+#include <ctime>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <optional>
+#include <set>
+
+#include "common/cli.h"
+#include "tracker/client/http_client.h"
+
+namespace {
+
+using nlohmann::json;
+using nmt::tracker::HttpClient;
+using Table = std::vector<std::vector<std::string>>;
+
+// The daemon did not answer (or cannot be found): exit status 3, so scripts can tell it apart.
+constexpr int kExitUnreachable = 3;
+struct Unreachable : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+struct Daemon {
+  std::string url;
+  std::string port_file;
+  std::string token_file;
+  int timeout_s = 30;
+};
+
+// The file's text without surrounding blanks, or nullopt when it cannot be read.
+std::optional<std::string> read_trimmed(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return std::nullopt;
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const auto begin = text.find_first_not_of(" \t\r\n");
+  const auto end = text.find_last_not_of(" \t\r\n");
+  return begin == std::string::npos ? "" : text.substr(begin, end - begin + 1);
+}
+
+std::unique_ptr<HttpClient> connect(const Daemon& d) {
+  nmt::tracker::Url url;
+  if (!d.url.empty()) {
+    url = nmt::tracker::parse_url(d.url);
+  } else if (!d.port_file.empty()) {
+    // nmt-trackerd writes the port it listens on once it is ready, and removes it on exit.
+    const auto port = read_trimmed(d.port_file);
+    if (!port) throw Unreachable("no port file " + d.port_file + ": is nmt-trackerd running?");
+    url = nmt::tracker::parse_url("http://127.0.0.1:" + *port);
+  } else {
+    throw std::invalid_argument("say where the daemon is: --url http://HOST:PORT or --port-file");
+  }
+  std::string token;
+  if (!d.token_file.empty()) {
+    const auto text = read_trimmed(d.token_file);
+    if (!text) throw std::runtime_error("cannot read the token file " + d.token_file);
+    token = *text;
+  }
+  return std::make_unique<HttpClient>(url, token, std::chrono::seconds(d.timeout_s));
+}
+
+json get(HttpClient& http, const std::string& target) {
+  nmt::tracker::HttpResponse response;
+  try {
+    response = http.request("GET", target);
+  } catch (const nmt::tracker::HttpError& e) {
+    throw Unreachable(fmt::format("cannot reach nmt-trackerd at {}: {} (is it running?)",
+                                  http.url().to_string(), e.what()));
+  }
+  const json body = json::parse(response.body, nullptr, /*allow_exceptions=*/false);
+  if (response.status != 200) {
+    const std::string message = body.is_object() && body.contains("error")
+                                    ? body["error"].get<std::string>()
+                                    : response.body.substr(0, 300);
+    throw std::runtime_error(fmt::format("GET {}: {} {}", target, response.status, message));
+  }
+  if (body.is_discarded()) throw std::runtime_error("GET " + target + ": the answer is not JSON");
+  return body;
+}
+
+std::string query_string(const std::vector<std::pair<std::string, std::string>>& params) {
+  std::string out;
+  for (const auto& [key, value] : params) {
+    out += (out.empty() ? "?" : "&") + nmt::tracker::url_encode(key) + "=" +
+           nmt::tracker::url_encode(value);
+  }
+  return out;
+}
+
+// A JSON value as a table cell: integers plainly, other numbers in their shortest exact form.
+std::string cell(const json& v) {
+  if (v.is_null()) return "-";
+  if (v.is_string()) return v.get<std::string>();
+  if (v.is_number_integer()) return std::to_string(v.get<std::int64_t>());
+  if (v.is_number_float()) return fmt::format("{}", v.get<double>());
+  return v.dump();
+}
+
+std::string time_cell(const json& v) {
+  if (!v.is_number()) return "-";
+  const auto seconds = static_cast<std::time_t>(v.get<double>());
+  return fmt::format("{:%Y-%m-%d %H:%M:%S}", fmt::localtime(seconds));
+}
+
+void print_table(const std::vector<std::string>& header, const Table& rows) {
+  std::vector<std::size_t> width(header.size());
+  for (std::size_t c = 0; c < header.size(); ++c) width[c] = header[c].size();
+  for (const auto& row : rows) {
+    for (std::size_t c = 0; c < row.size() && c < width.size(); ++c) {
+      width[c] = std::max(width[c], row[c].size());
+    }
+  }
+  auto print_row = [&](const std::vector<std::string>& row) {
+    std::string line;
+    for (std::size_t c = 0; c < row.size(); ++c) {
+      line += fmt::format("{:<{}}", row[c], c + 1 < row.size() ? width[c] + 2 : 0);
+    }
+    std::cout << line << "\n";
+  };
+  print_row(header);
+  for (const auto& row : rows) print_row(row);
+}
+
+// ---- runs, show, metrics -----------------------------------------------------------------------
+
+struct RunsQuery {
+  std::string experiment, sweep, status;
+  std::vector<std::string> params;  // key=value
+  bool json = false;
+};
+
+int cmd_runs(HttpClient& http, const RunsQuery& q) {
+  std::vector<std::pair<std::string, std::string>> params;
+  if (!q.experiment.empty()) params.emplace_back("experiment", q.experiment);
+  if (!q.sweep.empty()) params.emplace_back("sweep", q.sweep);
+  if (!q.status.empty()) params.emplace_back("status", q.status);
+  for (const auto& p : q.params) {
+    const auto eq = p.find('=');
+    if (eq == std::string::npos || eq == 0) {
+      throw std::invalid_argument("--param wants key=value, got '" + p + "'");
+    }
+    params.emplace_back("param." + p.substr(0, eq), p.substr(eq + 1));
+  }
+  const json answer = get(http, "/api/runs" + query_string(params));
+  if (q.json) return std::cout << answer.dump(2) << "\n", 0;
+  Table rows;
+  for (const auto& r : answer.at("runs")) {
+    rows.push_back({cell(r["run_id"]), cell(r["experiment"]), cell(r["name"]), cell(r["sweep"]),
+                    cell(r["row_label"]), cell(r["status"]), cell(r["attempt"]), cell(r["host"]),
+                    time_cell(r["started_at"]), time_cell(r["ended_at"])});
+  }
+  print_table(
+      {"id", "experiment", "name", "sweep", "row", "status", "attempt", "host", "started", "ended"},
+      rows);
+  return 0;
+}
+
+Table rows_of(const json& list, const std::vector<std::string>& keys) {
+  Table rows;
+  for (const auto& item : list) {
+    std::vector<std::string> row;
+    for (const auto& key : keys) row.push_back(cell(item.value(key, json())));
+    rows.push_back(row);
+  }
+  return rows;
+}
+
+int cmd_show(HttpClient& http, std::int64_t run, bool as_json) {
+  const json r = get(http, "/api/runs/" + std::to_string(run));
+  if (as_json) return std::cout << r.dump(2) << "\n", 0;
+  for (const char* key :
+       {"run_id", "experiment", "name", "sweep", "row_label", "row_index", "status", "attempt",
+        "config_hash", "git_revision", "host", "world_size", "slurm_job_id", "slurm_array_id"}) {
+    std::cout << fmt::format("{:<16}{}\n", key, cell(r.value(key, json())));
+  }
+  std::cout << fmt::format("{:<16}{}\n{:<16}{}\n", "started_at", time_cell(r["started_at"]),
+                           "ended_at", time_cell(r["ended_at"]));
+  std::cout << "\nparams\n";
+  const json params = r.value("params", json::object());
+  for (const auto& [key, value] : params.items()) {
+    std::cout << fmt::format("  {} = {}\n", key, cell(value));
+  }
+  const std::vector<std::string> eval_keys = {"split", "step",       "checkpoint", "bleu",
+                                              "chrf",  "perplexity", "signature"};
+  std::cout << "\nevals\n";
+  print_table(eval_keys, rows_of(r.value("evals", json::array()), eval_keys));
+  const std::vector<std::string> artifact_keys = {"kind", "path", "step", "averaged_from"};
+  std::cout << "\nartifacts\n";
+  print_table(artifact_keys, rows_of(r.value("artifacts", json::array()), artifact_keys));
+  std::cout << "\nmetric keys\n";
+  for (const auto& key : r.value("metric_keys", json::array()))
+    std::cout << "  " << cell(key) << "\n";
+  return 0;
+}
+
+json metric_series(HttpClient& http, std::int64_t run, const std::string& key, int max_points,
+                   int rank) {
+  std::vector<std::pair<std::string, std::string>> params = {{"key", key}};
+  if (max_points > 0) params.emplace_back("max_points", std::to_string(max_points));
+  if (rank >= 0) params.emplace_back("rank", std::to_string(rank));
+  return get(http, "/api/runs/" + std::to_string(run) + "/metrics" + query_string(params));
+}
+
+struct MetricsQuery {
+  std::int64_t run = 0;
+  std::string key;
+  bool csv = false;
+  bool json = false;
+  int max_points = 0;
+  int rank = -1;
+};
+
+int cmd_metrics(HttpClient& http, const MetricsQuery& q) {
+  const json answer = metric_series(http, q.run, q.key, q.max_points, q.rank);
+  if (q.json) return std::cout << answer.dump(2) << "\n", 0;
+  const std::vector<std::string> keys = {"step", "value", "min", "max", "rank", "time"};
+  const Table rows = rows_of(answer.at("points"), keys);
+  if (!q.csv) return print_table(keys, rows), 0;
+  std::cout << "step,value,min,max,rank,time\n";
+  for (auto row : rows) {
+    for (auto& field : row) {
+      if (field == "-") field.clear();  // a missing min/max is an empty CSV field
+    }
+    std::cout << fmt::format("{}\n", fmt::join(row, ","));
+  }
+  return 0;
+}
+
+// ---- compare -----------------------------------------------------------------------------------
+
+// The last point of every metric series of `run` (the series are ordered by step).
+std::map<std::string, json> latest_metrics(HttpClient& http, const json& run) {
+  std::map<std::string, json> latest;
+  for (const auto& key : run.value("metric_keys", json::array())) {
+    const json series = metric_series(http, run.at("run_id").get<std::int64_t>(), key, 0, -1);
+    const auto& points = series.at("points");
+    latest[key] = points.empty() ? json() : points.back().value("value", json());
+  }
+  return latest;
+}
+
+// The newest eval of each split: highest step, the later one on a tie.
+std::map<std::string, json> newest_evals(const json& run) {
+  std::map<std::string, json> newest;
+  for (const auto& eval : run.value("evals", json::array())) {
+    const std::string split = eval.value("split", "");
+    const auto step = [](const json& e) { return e.value("step", json(-1)).get<std::int64_t>(); };
+    if (!newest.count(split) || step(eval) >= step(newest[split])) newest[split] = eval;
+  }
+  return newest;
+}
+
+template <class Rows>
+Table side_by_side(const Rows& a, const Rows& b, bool only_differences) {
+  std::set<std::string> keys;
+  for (const auto& [key, value] : a) keys.insert(key);
+  for (const auto& [key, value] : b) keys.insert(key);
+  Table rows;
+  for (const auto& key : keys) {
+    const json va = a.count(key) ? json(a.at(key)) : json();
+    const json vb = b.count(key) ? json(b.at(key)) : json();
+    if (!only_differences || va != vb) rows.push_back({key, cell(va), cell(vb)});
+  }
+  return rows;
+}
+
+int cmd_compare(HttpClient& http, const std::vector<std::int64_t>& ids) {
+  const json a = get(http, "/api/runs/" + std::to_string(ids.at(0)));
+  const json b = get(http, "/api/runs/" + std::to_string(ids.at(1)));
+  const std::string ha = "run " + std::to_string(ids[0]), hb = "run " + std::to_string(ids[1]);
+  for (const auto* r : {&a, &b}) {
+    std::cout << fmt::format("run {}: {}/{} ({})\n", cell((*r)["run_id"]), cell((*r)["experiment"]),
+                             cell((*r)["name"]), cell((*r)["status"]));
+  }
+  const auto params = [](const json& r) {
+    return r.value("params", json::object()).get<std::map<std::string, json>>();
+  };
+  std::cout << "\nparams that differ\n";
+  print_table({"param", ha, hb}, side_by_side(params(a), params(b), true));
+  std::cout << "\nmetrics (latest value)\n";
+  print_table({"metric", ha, hb},
+              side_by_side(latest_metrics(http, a), latest_metrics(http, b), false));
+  std::cout << "\nevals (newest per split)\n";
+  const auto ea = newest_evals(a), eb = newest_evals(b);
+  Table rows;
+  for (const char* field : {"step", "bleu", "chrf", "perplexity"}) {
+    std::map<std::string, json> fa, fb;
+    for (const auto& [split, e] : ea) fa[split + " " + field] = e.value(field, json());
+    for (const auto& [split, e] : eb) fb[split + " " + field] = e.value(field, json());
+    for (auto& row : side_by_side(fa, fb, false)) rows.push_back(std::move(row));
+  }
+  print_table({"eval", ha, hb}, rows);
+  return 0;
+}
+
+// ---- table -------------------------------------------------------------------------------------
+
+// How the daemon's sweep-table columns read in the paper's Table 3.
+struct ColumnStyle {
+  std::string label;
+  int decimals = -1;  // -1: as stored
+  bool millions = false;
+};
+
+ColumnStyle column_style(const std::string& column) {
+  static const std::map<std::string, ColumnStyle> kStyles = {
+      {"model.layers", {"N"}},
+      {"model.d_model", {"d_model"}},
+      {"model.d_ff", {"d_ff"}},
+      {"model.heads", {"h"}},
+      {"model.d_k", {"d_k"}},
+      {"model.d_v", {"d_v"}},
+      {"model.dropout", {"P_drop"}},
+      {"train.label_smoothing", {"eps_ls"}},
+      {"model.positions", {"positions"}},
+      {"train.max_steps", {"train steps"}},
+      {"params", {"params ×10^6", 1, true}},
+      {"dev_ppl", {"PPL (dev)", 2}},
+      {"dev_bleu", {"BLEU (dev)", 1}},
+      {"test_bleu", {"BLEU (test)", 1}},
+      {"ref_ppl", {"paper PPL", 2}},
+      {"ref_bleu", {"paper BLEU", 1}},
+      {"ref_params", {"paper params", 1, true}},
+  };
+  const auto it = kStyles.find(column);
+  return it == kStyles.end() ? ColumnStyle{column} : it->second;
+}
+
+std::string table_cell(const json& v, const ColumnStyle& style) {
+  if (v.is_null()) return "";
+  if (!v.is_number() || style.decimals < 0) return cell(v);
+  double x = v.get<double>();
+  // Counts are stored in full; a reference may already be in millions as the paper prints it.
+  if (style.millions && std::abs(x) >= 1e4) x /= 1e6;
+  return fmt::format("{:.{}f}", x, style.decimals);
+}
+
+std::string csv_field(const std::string& s) {
+  if (s.find_first_of(",\"\n") == std::string::npos) return s;
+  std::string quoted = "\"";
+  for (const char c : s) quoted += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return quoted + "\"";
+}
+
+std::string md_field(std::string s) {
+  for (std::size_t i = 0; (i = s.find('|', i)) != std::string::npos; i += 2) s.insert(i, "\\");
+  return s;
+}
+
+int cmd_table(HttpClient& http, const std::string& sweep, const std::string& format) {
+  const json t = get(http, "/api/sweeps/" + nmt::tracker::url_encode(sweep) + "/table");
+  if (format == "json") return std::cout << t.dump(2) << "\n", 0;
+  std::vector<std::string> columns = t.at("columns").get<std::vector<std::string>>();
+  std::vector<std::string> header = {format == "md" ? "" : "row"};
+  for (const auto& c : columns) header.push_back(column_style(c).label);
+  Table rows;
+  for (const auto& r : t.at("rows")) {
+    const json label = r.value("row_label", json());
+    std::vector<std::string> row = {label.is_null() ? cell(r.value("name", json())) : cell(label)};
+    for (const auto& c : columns) {
+      row.push_back(table_cell(r.at("values").value(c, json()), column_style(c)));
+    }
+    rows.push_back(std::move(row));
+  }
+  const bool md = format == "md";
+  auto print = [&](const std::vector<std::string>& row) {
+    std::vector<std::string> fields;
+    for (const auto& f : row) fields.push_back(md ? md_field(f) : csv_field(f));
+    std::cout << (md ? fmt::format("| {} |\n", fmt::join(fields, " | "))
+                     : fmt::format("{}\n", fmt::join(fields, ",")));
+  };
+  print(header);
+  if (md) {
+    std::cout << "|:---|"
+              << fmt::format("{}", fmt::join(std::vector<std::string>(columns.size(), "---:"), "|"))
+              << "|\n";
+  }
+  for (const auto& row : rows) print(row);
+  return 0;
+}
+
+// The subcommands' arguments, filled in by CLI11.
+struct Commands {
+  RunsQuery runs;
+  std::int64_t show_run = 0;
+  bool show_json = false;
+  MetricsQuery metrics;
+  std::vector<std::int64_t> compare_runs;
+  std::string sweep, format = "md";
+  CLI::App *runs_cmd = nullptr, *show_cmd = nullptr, *metrics_cmd = nullptr, *compare_cmd = nullptr;
+};
+
+void add_commands(CLI::App& app, Commands& c) {
+  c.runs_cmd = app.add_subcommand("runs", "List runs (filters are ANDed)");
+  c.runs_cmd->add_option("--experiment", c.runs.experiment, "Only this experiment");
+  c.runs_cmd->add_option("--sweep", c.runs.sweep, "Only this sweep");
+  c.runs_cmd->add_option("--status", c.runs.status, "running, finished, failed or killed");
+  c.runs_cmd->add_option("--param", c.runs.params, "key=value, e.g. model.layers=6; repeatable");
+  c.runs_cmd->add_flag("--json", c.runs.json, "Print the daemon's JSON");
+
+  c.show_cmd = app.add_subcommand("show", "One run: summary, params, evals, artifacts");
+  c.show_cmd->add_option("RUN", c.show_run, "Run id")->required();
+  c.show_cmd->add_flag("--json", c.show_json, "Print the daemon's JSON");
+
+  auto* metrics = c.metrics_cmd = app.add_subcommand("metrics", "One metric series of a run");
+  metrics->add_option("RUN", c.metrics.run, "Run id")->required();
+  metrics->add_option("KEY", c.metrics.key, "Metric key, e.g. train/loss")->required();
+  metrics->add_flag("--csv", c.metrics.csv, "CSV: step,value,min,max,rank,time");
+  metrics->add_flag("--json", c.metrics.json, "Print the daemon's JSON");
+  metrics->add_option("--max-points", c.metrics.max_points, "Downsample to about N points");
+  metrics->add_option("--rank", c.metrics.rank, "Only this rank's points");
+
+  c.compare_cmd = app.add_subcommand("compare", "Two runs: differing params, metrics, evals");
+  c.compare_cmd->add_option("RUNS", c.compare_runs, "Two run ids")->required()->expected(2);
+
+  auto* table = app.add_subcommand("table", "A sweep's ablation table (paper Table 3)");
+  table->add_option("--sweep", c.sweep, "Sweep name")->required();
+  table->add_option("--format", c.format, "md, csv or json")
+      ->check(CLI::IsMember({"md", "csv", "json"}))
+      ->capture_default_str();
+}
+
+int dispatch(const Daemon& daemon, const Commands& c) {
+  try {
+    const auto http = connect(daemon);
+    if (*c.runs_cmd) return cmd_runs(*http, c.runs);
+    if (*c.show_cmd) return cmd_show(*http, c.show_run, c.show_json);
+    if (*c.metrics_cmd) return cmd_metrics(*http, c.metrics);
+    if (*c.compare_cmd) return cmd_compare(*http, c.compare_runs);
+    return cmd_table(*http, c.sweep, c.format);
+  } catch (const Unreachable& e) {
+    spdlog::error("{}", e.what());
+    return kExitUnreachable;
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{
+      "Query nmt-trackerd: runs, metric series, comparisons, and a sweep's ablation "
+      "table in the layout of the paper's Table 3.",
+      "nmt-tracker"};
+  app.footer("Exit status: 0 done, 1 error (unknown run, bad arguments), 3 daemon unreachable.");
+  app.require_subcommand(1);
+  app.fallthrough();
+  Daemon daemon;
+  nmt::LogOptions log;
+  log.tool = "nmt-tracker";
+  app.add_option("--url", daemon.url, "The daemon, http://HOST:PORT");
+  app.add_option("--port-file", daemon.port_file,
+                 "The port file nmt-trackerd wrote (host 127.0.0.1)");
+  app.add_option("--token-file", daemon.token_file, "File holding the bearer token");
+  app.add_option("--timeout", daemon.timeout_s, "Seconds to wait for each answer")
+      ->capture_default_str();
+  nmt::add_logging_flags(app, log);
+  Commands commands;
+  add_commands(app, commands);
+  return nmt::run_tool(app, log, argc, argv, [&] { return dispatch(daemon, commands); });
+}

@@ -1,2 +1,152 @@
-// Being implemented.
-int main() { return 1; }
+// nmt-trackerd: the experiment-tracking daemon. Owns the SQLite database and serves the HTTP API of
+// tracker/API.md. Training jobs and the nmt-tracker CLI talk to it; nothing else opens the file.
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/address.hpp>
+#include <boost/asio/signal_set.hpp>
+
+#include <csignal>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+
+#include "common/atomic_file.h"
+#include "common/cli.h"
+#include "tracker/server/http_server.h"
+#include "tracker/server/request_handler.h"
+#include "tracker/store/database.h"
+#include "tracker/store/run_store.h"
+
+namespace {
+
+namespace asio = boost::asio;
+using nmt::tracker::HttpServer;
+using nmt::tracker::ServerOptions;
+
+struct DaemonOptions {
+  std::string db;          // the SQLite file; created when missing
+  std::string port_file;   // written once listening: the port and a newline
+  std::string token_file;  // bearer token; required off loopback
+  double read_timeout_s = 30.0;
+  ServerOptions server;
+  // Two handler threads let one parse JSON while the other holds the store.
+  DaemonOptions() { server.handler_threads = 2; }
+};
+
+void add_flags(CLI::App& app, DaemonOptions& o) {
+  app.add_option("--db", o.db, "SQLite database file (created when missing)")->required();
+  app.add_option("--bind", o.server.bind_address,
+                 "Address to listen on (IP literal); anything but loopback needs --token-file")
+      ->capture_default_str();
+  app.add_option("--port", o.server.port, "TCP port; 0 picks a free one (see --port-file)")
+      ->capture_default_str();
+  app.add_option("--port-file", o.port_file,
+                 "Write the listening port here (atomically) once ready; removed on clean exit");
+  app.add_option("--token-file", o.token_file,
+                 "File holding the bearer token every request but /api/health must carry");
+  app.add_option("--threads", o.server.handler_threads,
+                 "Threads running requests (JSON work runs in parallel; the store is serialized)")
+      ->capture_default_str()
+      ->check(CLI::Range(1u, 64u));
+  app.add_option("--body-limit", o.server.body_limit,
+                 "Largest request body in bytes (suffixes k, M: 16M); larger ones get 413")
+      ->capture_default_str()
+      ->transform(CLI::AsSizeValue(false));
+  app.add_option("--read-timeout", o.read_timeout_s,
+                 "Seconds a client has to send a whole request (also the keep-alive idle limit)")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+}
+
+bool is_loopback(const std::string& address) {
+  boost::system::error_code ec;
+  const auto parsed = asio::ip::make_address(address, ec);
+  return !ec && parsed.is_loopback();
+}
+
+std::string read_token(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw std::runtime_error("cannot read the token file " + path);
+  std::stringstream text;
+  text << in.rdbuf();
+  const std::string contents = text.str();
+  const char* blank = " \t\r\n";
+  const auto first = contents.find_first_not_of(blank);
+  if (first == std::string::npos) throw std::runtime_error("the token file " + path + " is empty");
+  const std::string token = contents.substr(first, contents.find_last_not_of(blank) - first + 1);
+  namespace fs = std::filesystem;
+  const auto perms = fs::status(path).permissions();
+  if ((perms & (fs::perms::group_read | fs::perms::others_read)) != fs::perms::none) {
+    spdlog::warn("token file {} is readable by other users; chmod 600 it", path);
+  }
+  return token;
+}
+
+// The token, or empty when authentication is off. Refuses to expose an open daemon beyond this
+// machine: the API writes to the database, so off-loopback it must authenticate.
+std::string resolve_token(const DaemonOptions& o) {
+  if (o.token_file.empty()) {
+    if (!is_loopback(o.server.bind_address)) {
+      throw std::runtime_error("refusing to listen on " + o.server.bind_address +
+                               " without authentication: pass --token-file FILE (a bearer "
+                               "token) or bind a loopback address such as 127.0.0.1");
+    }
+    return {};
+  }
+  return read_token(o.token_file);
+}
+
+// Runs until the server has stopped and every in-flight request has been answered.
+void serve(asio::io_context& io, asio::signal_set& signals, HttpServer& server) {
+  signals.async_wait([&](const boost::system::error_code& ec, int signal) {
+    if (ec) return;
+    spdlog::info("signal {}: stopping; in-flight requests finish", signal);
+    // A second signal now takes the default action, so an impatient operator can still force it.
+    boost::system::error_code ignored;
+    signals.clear(ignored);
+    server.stop();
+  });
+  io.run();
+}
+
+int run_daemon(DaemonOptions& o) {
+  o.server.read_timeout = std::chrono::milliseconds(static_cast<long>(o.read_timeout_s * 1000));
+  o.server.validate();
+  const std::string token = resolve_token(o);
+  // Signals first: a SIGTERM that lands while the database opens still ends in a clean stop.
+  asio::io_context io(1);
+  asio::signal_set signals(io, SIGINT, SIGTERM);
+  nmt::tracker::Database db(o.db);
+  nmt::tracker::RunStore store(db);
+  nmt::tracker::RequestHandler handler(store, token);
+  HttpServer server(io, o.server,
+                    [&handler](const nmt::tracker::Request& r) { return handler.handle(r); });
+  if (!o.port_file.empty())
+    nmt::write_file_atomically(o.port_file, std::to_string(server.port()) + "\n");
+  spdlog::info("listening on {}:{} (database {}, schema version {}, {})", o.server.bind_address,
+               server.port(), o.db, db.schema_version(),
+               token.empty() ? "no authentication" : "bearer token required");
+  serve(io, signals, server);
+  if (!o.port_file.empty()) {
+    std::error_code ignored;
+    std::filesystem::remove(o.port_file, ignored);
+  }
+  spdlog::info("stopped after {} requests", server.requests_served());
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{
+      "Experiment-tracking daemon: serves the HTTP API of tracker/API.md over a SQLite "
+      "database.",
+      "nmt-trackerd"};
+  DaemonOptions options;
+  nmt::LogOptions log;
+  log.tool = "nmt-trackerd";
+  add_flags(app, options);
+  nmt::add_logging_flags(app, log);
+  return nmt::run_tool(app, log, argc, argv, [&] { return run_daemon(options); });
+}

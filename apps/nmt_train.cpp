@@ -1,6 +1,10 @@
 // nmt-train: trains the Transformer (one process; data parallelism arrives with the MPI issue), or
 // with --count-params prints the parameter count of the model a config builds.
 
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
 #include <filesystem>
 #include <iostream>
 
@@ -8,6 +12,7 @@
 #include "preprocess/shard_format.h"
 #include "trainer/model/transformer.h"
 #include "trainer/runtime/blas_backend.h"
+#include "trainer/train/run_tracking.h"
 #include "trainer/train/trainer.h"
 
 namespace {
@@ -22,6 +27,7 @@ struct Options {
   std::int64_t vocab_size = 0;
   std::string device;
   int threads = -1;
+  std::string tracker_port_file, experiment;
 };
 
 std::int64_t count_parameters(const nmt::RunConfig& config) {
@@ -38,6 +44,22 @@ std::string default_run_dir() {
   return std::string("runs/train-") + stamp;
 }
 
+// Provenance is read here, in main's file: nothing below main reads the environment.
+nmt::train::RunProvenance provenance() {
+  nmt::train::RunProvenance p;
+  char host[256] = {0};
+  if (gethostname(host, sizeof host - 1) == 0) p.host = host;
+  p.git_revision = NMT_GIT_REVISION;
+  const auto env = [](const char* name) {
+    const char* value = std::getenv(name);
+    return std::string(value != nullptr ? value : "");
+  };
+  p.slurm_job_id = env("SLURM_JOB_ID");
+  if (!env("SLURM_ARRAY_JOB_ID").empty())
+    p.slurm_array_id = env("SLURM_ARRAY_JOB_ID") + "_" + env("SLURM_ARRAY_TASK_ID");
+  return p;
+}
+
 int train(nmt::RunConfig config, const Options& o) {
   nmt::runtime::check_blas_backend();
   if (config.data.dir.empty())
@@ -50,9 +72,26 @@ int train(nmt::RunConfig config, const Options& o) {
   config.model.vocab_size = manifest.vocab_size;
   const std::string run_dir = o.run_dir.empty() ? default_run_dir() : o.run_dir;
   std::filesystem::create_directories(run_dir);
-  auto sink = std::make_shared<nmt::train::JsonlMetricsSink>(run_dir + "/metrics.jsonl");
+  auto sink = std::make_shared<nmt::train::FanoutMetricsSink>();
+  sink->add(std::make_shared<nmt::train::JsonlMetricsSink>(run_dir + "/metrics.jsonl"));
+  std::shared_ptr<nmt::tracker::TrackerClient> tracker;
+  if (config.tracker.enabled()) {
+    tracker = nmt::train::connect_tracker(config, run_dir, config.model.expected_parameter_count(),
+                                          provenance());
+    sink->add(std::make_shared<nmt::train::TrackerMetricsSink>(tracker));
+  }
   nmt::train::Trainer trainer(config, run_dir, sink);
-  const auto result = trainer.run(o.resume);
+  nmt::train::TrainResult result;
+  try {
+    result = trainer.run(o.resume);
+  } catch (...) {
+    if (tracker) tracker->set_status(nmt::tracker::RunStatus::kFailed);
+    throw;
+  }
+  if (tracker) {
+    tracker->set_status(nmt::tracker::RunStatus::kFinished);
+    tracker->flush(std::chrono::seconds(10));
+  }
   std::cout << fmt::format(
       "trained {} steps in {:.1f} s; last loss {:.4f}; best validation nll {:.4f} "
       "(perplexity {:.2f}); {} parameters; run directory {}\n",
@@ -78,6 +117,9 @@ int main(int argc, char** argv) {
   app.add_option("--threads", o.threads, "CPU threads, 0 = all cores (overrides train.threads)");
   app.add_flag("--resume", o.resume, "Continue from the newest checkpoint in --run-dir");
   app.add_flag("--count-params", o.count_params, "Print the model's parameter count and exit");
+  app.add_option("--tracker-port-file", o.tracker_port_file,
+                 "Report to the nmt-trackerd of this port file");
+  app.add_option("--experiment", o.experiment, "Tracker experiment (overrides tracker.experiment)");
   app.add_option("--vocab-size", o.vocab_size,
                  "Vocabulary size (--count-params; checked against the shards)");
   nmt::add_logging_flags(app, log);
@@ -86,6 +128,8 @@ int main(int argc, char** argv) {
     if (!o.data_dir.empty()) config.data.dir = o.data_dir;
     if (!o.device.empty()) config.train.device = o.device;
     if (o.threads >= 0) config.train.threads = o.threads;
+    if (!o.tracker_port_file.empty()) config.tracker.port_file = o.tracker_port_file;
+    if (!o.experiment.empty()) config.tracker.experiment = o.experiment;
     if (o.count_params) {
       if (o.vocab_size > 0) config.model.vocab_size = o.vocab_size;
       config.model.validate();

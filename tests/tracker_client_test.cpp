@@ -1,1 +1,452 @@
-#include <gtest/gtest.h>
+// The tracker client against the real daemon (NMT_TRACKERD) and the real CLI (NMT_TRACKER_CLI):
+// every point delivered, spooling while the daemon is down and exactly-once replay when it is back
+// (also by the next client, also after a replay whose truncation was lost), a full queue that never
+// blocks, a lost response whose retry is not stored twice, and what the CLI prints.
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+#include <nlohmann/json.hpp>
+
+#include <array>
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <mutex>
+#include <set>
+#include <thread>
+
+#include "tests/test_utils.h"
+#include "tracker/client/http_client.h"
+#include "tracker/client/spool.h"
+#include "tracker/client/tracker_client.h"
+
+namespace nmt::tracker {
+namespace {
+
+using nlohmann::json;
+using namespace std::chrono_literals;
+namespace fs = std::filesystem;
+
+// A port nobody listens on (bound and released, never listened on, so no TIME_WAIT).
+int free_port() {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof(addr);
+  EXPECT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
+  EXPECT_EQ(::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len), 0);
+  ::close(fd);
+  return ntohs(addr.sin_port);
+}
+
+// nmt-trackerd as a child process on `port` (0: any), ready once its port file appears.
+class Daemon {
+ public:
+  explicit Daemon(const fs::path& dir, int port = 0, std::vector<std::string> extra = {})
+      : port_file_((dir / "port").string()) {
+    fs::remove(port_file_);
+    const std::string log = (dir / "daemon.log").string();
+    std::vector<std::string> args = {
+        "nmt-trackerd", "--db",    (dir / "t.db").string(), "--port", std::to_string(port),
+        "--port-file",  port_file_};
+    args.insert(args.end(), extra.begin(), extra.end());
+    pid_ = ::fork();
+    if (pid_ == 0) {
+      const int out = ::open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+      ::dup2(out, 1);
+      ::dup2(out, 2);
+      std::vector<char*> argv;
+      for (auto& a : args) argv.push_back(a.data());
+      argv.push_back(nullptr);
+      ::execv(NMT_TRACKERD, argv.data());
+      ::_exit(127);
+    }
+    for (int i = 0; i < 500 && !fs::exists(port_file_); ++i) {
+      if (::waitpid(pid_, nullptr, WNOHANG) == pid_) {
+        pid_ = -1;
+        break;
+      }
+      std::this_thread::sleep_for(10ms);
+    }
+    if (!fs::exists(port_file_)) throw std::runtime_error("nmt-trackerd did not start, see " + log);
+    std::ifstream(port_file_) >> port_;
+  }
+  ~Daemon() { stop(); }
+  void stop() {
+    if (pid_ <= 0) return;
+    ::kill(pid_, SIGTERM);
+    ::waitpid(pid_, nullptr, 0);
+    pid_ = -1;
+  }
+  int port() const { return port_; }
+  std::string url() const { return "http://127.0.0.1:" + std::to_string(port_); }
+  const std::string& port_file() const { return port_file_; }
+
+ private:
+  std::string port_file_;
+  pid_t pid_ = -1;
+  int port_ = 0;
+};
+
+json get(const std::string& url, const std::string& target) {
+  HttpClient http(parse_url(url), "", 5s);
+  const auto response = http.request("GET", target);
+  EXPECT_EQ(response.status, 200) << target << ": " << response.body;
+  return json::parse(response.body);
+}
+
+json series(const std::string& url, std::int64_t run, const std::string& key) {
+  return get(url, "/api/runs/" + std::to_string(run) + "/metrics?key=" + url_encode(key))["points"];
+}
+
+// Fails unless `points` holds steps 0..n-1, each exactly once.
+void expect_each_step_once(const json& points, int n) {
+  EXPECT_EQ(points.size(), static_cast<std::size_t>(n));
+  std::set<std::int64_t> steps;
+  for (const auto& p : points) steps.insert(p["step"].get<std::int64_t>());
+  EXPECT_EQ(steps.size(), static_cast<std::size_t>(n));
+  EXPECT_EQ(*steps.begin(), 0);
+  EXPECT_EQ(*steps.rbegin(), n - 1);
+}
+
+ClientOptions options_for(const std::string& url, const testing::TempDir& dir) {
+  ClientOptions o;
+  o.url = url;
+  o.spool_path = dir.file("run/tracker_spool.rank0.jsonl");
+  o.flush_interval = 50ms;
+  o.max_retry_backoff = 200ms;
+  o.close_timeout = 300ms;
+  return o;
+}
+
+RunInfo run_info(const std::string& name) {
+  RunInfo info;
+  info.experiment = "client-test";
+  info.name = name;
+  info.sweep = "abl";
+  info.row_label = "base";
+  info.row_index = 0;
+  info.params = {{"model.layers", 6}, {"model.parameter_count", 63082496}};
+  return info;
+}
+
+std::uintmax_t file_size(const std::string& path) {
+  return fs::exists(path) ? fs::file_size(path) : 0;
+}
+
+TEST(TrackerClient, DeliversTenThousandPointsAndRunRecords) {
+  testing::TempDir dir;
+  Daemon daemon(dir.path());
+  const auto options = options_for(daemon.url(), dir);
+  TrackerClient client(options);
+  const auto run = client.start_run(run_info("ten-thousand"));
+  ASSERT_TRUE(run.has_value());
+  for (int step = 0; step < 10000; ++step) client.log_metric("train/loss", step, step * 0.5);
+  client.log_eval({"valid", 10000, "ckpt.h5", 25.8, std::nullopt, 4.92, "nrefs:1"});
+  client.log_artifact({"checkpoint", "ckpt.h5", 10000, std::nullopt});
+  client.set_status(RunStatus::kFinished);
+  ASSERT_TRUE(client.flush(10s));
+
+  EXPECT_EQ(client.stats().delivered_points, 10000);
+  const json points = series(daemon.url(), *run, "train/loss");
+  expect_each_step_once(points, 10000);
+  EXPECT_DOUBLE_EQ(points[1234]["value"].get<double>(), 617.0);
+  const json detail = get(daemon.url(), "/api/runs/" + std::to_string(*run));
+  EXPECT_EQ(detail["status"], "finished");
+  EXPECT_EQ(detail["evals"].size(), 1u);
+  EXPECT_EQ(detail["artifacts"].size(), 1u);
+  EXPECT_EQ(file_size(options.spool_path), 0u);  // nothing had to be spooled
+}
+
+TEST(TrackerClient, SpoolsWhileDaemonIsDownAndDeliversOnceWhenItStarts) {
+  testing::TempDir dir;
+  const int port = free_port();
+  const auto options = options_for("http://127.0.0.1:" + std::to_string(port), dir);
+  TrackerClient client(options);
+  EXPECT_FALSE(client.start_run(run_info("late-daemon")).has_value());
+  for (int step = 0; step < 1234; ++step) client.log_metric("train/loss", step, 1.0);
+  client.set_status(RunStatus::kFinished);
+  EXPECT_FALSE(client.flush(300ms));
+  EXPECT_GT(file_size(options.spool_path), 0u);
+  EXPECT_EQ(client.stats().spooled_points, 1234u);
+
+  Daemon daemon(dir.path(), port);
+  ASSERT_TRUE(client.flush(10s));
+  ASSERT_TRUE(client.run_id().has_value());
+  expect_each_step_once(series(daemon.url(), *client.run_id(), "train/loss"), 1234);
+  EXPECT_EQ(get(daemon.url(), "/api/runs/" + std::to_string(*client.run_id()))["status"],
+            "finished");
+  EXPECT_EQ(file_size(options.spool_path), 0u);  // truncated after the acknowledged replay
+  EXPECT_EQ(client.stats().delivered_points, 1234);
+}
+
+TEST(TrackerClient, NextClientReplaysTheSpoolAndARepeatedReplayStoresNothing) {
+  testing::TempDir dir;
+  auto daemon = std::make_unique<Daemon>(dir.path());
+  const int port = daemon->port();
+  auto options = options_for(daemon->url(), dir);
+  std::int64_t run = 0;
+  {
+    TrackerClient first(options);
+    run = first.start_run(run_info("requeued")).value();
+    daemon->stop();  // the daemon dies mid-run; the trainer ends and its client with it
+    for (int step = 0; step < 700; ++step) first.log_metric("train/loss", step, 2.0);
+  }
+  ASSERT_GT(file_size(options.spool_path), 0u);
+  const std::string copy = dir.file("spool_copy");
+  fs::copy_file(options.spool_path, copy);
+
+  daemon = std::make_unique<Daemon>(dir.path(), port);
+  {
+    TrackerClient second(options);
+    second.attach_run(run);
+    ASSERT_TRUE(second.flush(10s));
+  }
+  expect_each_step_once(series(daemon->url(), run, "train/loss"), 700);
+  // A crash between the replay and the truncation leaves the spool as it was: replay it again.
+  fs::copy_file(copy, options.spool_path, fs::copy_options::overwrite_existing);
+  {
+    TrackerClient third(options);
+    third.attach_run(run);
+    ASSERT_TRUE(third.flush(10s));
+    EXPECT_EQ(third.stats().delivered_points, 700);  // acknowledged as duplicates
+  }
+  expect_each_step_once(series(daemon->url(), run, "train/loss"), 700);
+}
+
+TEST(TrackerClient, FullQueueNeverBlocks) {
+  testing::TempDir dir;
+  auto options = options_for("http://127.0.0.1:" + std::to_string(free_port()), dir);
+  options.queue_capacity = 64;
+  options.batch_size = 16;
+  TrackerClient client(options);
+  constexpr int kPoints = 200000;
+  const auto start = std::chrono::steady_clock::now();
+  for (int step = 0; step < kPoints; ++step) client.log_metric("train/loss", step, 1.0);
+  const auto elapsed = std::chrono::steady_clock::now() - start;
+  // Had log_metric waited for room, 12,500 fsync'd spool appends would take many seconds.
+  EXPECT_LT(elapsed, 2s);
+  EXPECT_FALSE(client.flush(200ms));
+  const auto stats = client.stats();
+  EXPECT_GT(stats.dropped_points, 0);
+  EXPECT_GT(stats.spooled_points, 0u);
+  EXPECT_EQ(stats.dropped_points + static_cast<std::int64_t>(stats.spooled_points), kPoints);
+}
+
+// Forwards HTTP requests to the daemon, but answers the first metrics batch by closing the
+// connection: the daemon stored the batch, the client never heard so. Records the sequence
+// number of every metrics request it forwards.
+class LossyProxy {
+ public:
+  explicit LossyProxy(const std::string& upstream) : upstream_(upstream) {
+    namespace asio = boost::asio;
+    acceptor_.open(asio::ip::tcp::v4());
+    acceptor_.bind({asio::ip::make_address("127.0.0.1"), 0});
+    acceptor_.listen();
+    accept_thread_ = std::thread([this] { accept_loop(); });
+  }
+  ~LossyProxy() {
+    stop_ = true;
+    boost::asio::ip::tcp::socket wake(io_);  // unblocks accept()
+    boost::system::error_code ignored;
+    wake.connect(acceptor_.local_endpoint(), ignored);
+    accept_thread_.join();
+    for (auto& t : sessions_) t.join();
+  }
+  std::string url() const {
+    return "http://127.0.0.1:" + std::to_string(acceptor_.local_endpoint().port());
+  }
+  std::vector<std::int64_t> sequences() {
+    std::lock_guard lock(mutex_);
+    return sequences_;
+  }
+
+ private:
+  void accept_loop() {
+    while (true) {
+      boost::asio::ip::tcp::socket socket(io_);
+      boost::system::error_code ec;
+      acceptor_.accept(socket, ec);
+      if (stop_ || ec) return;
+      sessions_.emplace_back([this, s = std::move(socket)]() mutable { session(s); });
+    }
+  }
+  void session(boost::asio::ip::tcp::socket& socket) {
+    namespace http = boost::beast::http;
+    HttpClient upstream(parse_url(upstream_), "", 5s);
+    boost::beast::flat_buffer buffer;
+    boost::system::error_code ec;
+    while (true) {
+      http::request<http::string_body> request;
+      http::read(socket, buffer, request, ec);
+      if (ec) return;
+      const std::string target(request.target());
+      const bool metrics = target.size() > 8 && target.substr(target.size() - 8) == "/metrics" &&
+                           request.method() == http::verb::post;
+      const auto answer =
+          upstream.request(std::string(request.method_string()), target, request.body());
+      if (metrics) {
+        std::lock_guard lock(mutex_);
+        sequences_.push_back(json::parse(request.body())["sequence"].get<std::int64_t>());
+        if (sequences_.size() == 1) return;  // the response is lost
+      }
+      http::response<http::string_body> response{static_cast<http::status>(answer.status), 11};
+      response.set(http::field::content_type, "application/json");
+      response.body() = answer.body;
+      response.prepare_payload();
+      http::write(socket, response, ec);
+      if (ec) return;
+    }
+  }
+
+  std::string upstream_;
+  boost::asio::io_context io_;
+  boost::asio::ip::tcp::acceptor acceptor_{io_};
+  std::atomic<bool> stop_{false};
+  std::thread accept_thread_;
+  std::vector<std::thread> sessions_;
+  std::mutex mutex_;
+  std::vector<std::int64_t> sequences_;
+};
+
+TEST(TrackerClient, RetryAfterLostResponseIsNotStoredTwice) {
+  testing::TempDir dir;
+  Daemon daemon(dir.path());
+  LossyProxy proxy(daemon.url());
+  std::int64_t run = 0;
+  {
+    TrackerClient client(options_for(proxy.url(), dir));
+    run = client.start_run(run_info("lost-response")).value();
+    for (int step = 0; step < 300; ++step) client.log_metric("train/loss", step, 3.0);
+    ASSERT_TRUE(client.flush(10s));
+  }
+  const auto sequences = proxy.sequences();
+  ASSERT_GE(sequences.size(), 2u);
+  EXPECT_EQ(sequences[0], sequences[1]);  // the same batch, sent again
+  expect_each_step_once(series(daemon.url(), run, "train/loss"), 300);
+}
+
+struct CliResult {
+  int status = -1;
+  std::string out;
+};
+
+CliResult run_cli(const std::string& args) {
+  const std::string command = std::string(NMT_TRACKER_CLI) + " " + args + " 2>/dev/null";
+  FILE* pipe = ::popen(command.c_str(), "r");
+  CliResult result;
+  std::array<char, 4096> buffer{};
+  for (std::size_t n; (n = std::fread(buffer.data(), 1, buffer.size(), pipe)) > 0;) {
+    result.out.append(buffer.data(), n);
+  }
+  const int status = ::pclose(pipe);
+  result.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return result;
+}
+
+TEST(NmtTrackerCli, ListsRunsPrintsMetricsAndTheAblationTable) {
+  testing::TempDir dir;
+  const std::string token_file = dir.file("token");
+  testing::write_text(token_file, "s3cret\n");
+  fs::permissions(token_file, fs::perms::owner_read | fs::perms::owner_write);
+  Daemon daemon(dir.path(), 0, {"--token-file", token_file});
+  auto options = options_for(daemon.url(), dir);
+  options.token = "s3cret";
+  TrackerClient client(options);
+  const std::int64_t run = client.start_run(run_info("cli-run")).value();
+  for (int step = 0; step < 5; ++step) client.log_metric("train/loss", step, 4.5 - step);
+  client.log_eval({"valid", 5, "", 25.84, std::nullopt, 4.921, ""});
+  ASSERT_TRUE(client.flush(10s));
+  EXPECT_EQ(run_cli("--port-file " + daemon.port_file() + " runs").status, 1);  // no token
+  const std::string where =
+      "--port-file " + daemon.port_file() + " --token-file " + token_file + " ";
+
+  const auto runs = run_cli(where + "runs --sweep abl");
+  EXPECT_EQ(runs.status, 0);
+  EXPECT_NE(runs.out.find("cli-run"), std::string::npos) << runs.out;
+
+  const auto show = run_cli(where + "show " + std::to_string(run));
+  EXPECT_EQ(show.status, 0);
+  EXPECT_NE(show.out.find("model.layers = 6"), std::string::npos) << show.out;
+
+  const auto csv = run_cli(where + "metrics " + std::to_string(run) + " train/loss --csv");
+  EXPECT_EQ(csv.status, 0);
+  EXPECT_EQ(csv.out.rfind("step,value,min,max,rank,time\n0,4.5,", 0), 0u) << csv.out;
+  EXPECT_NE(csv.out.find("\n4,0.5,"), std::string::npos) << csv.out;
+  EXPECT_EQ(std::count(csv.out.begin(), csv.out.end(), '\n'), 6);
+
+  const auto table = run_cli(where + "table --sweep abl");
+  EXPECT_EQ(table.status, 0);
+  EXPECT_EQ(table.out.rfind("|  | N | d_model | d_ff | h | d_k | d_v | P_drop | eps_ls |", 0), 0u)
+      << table.out;
+  for (const char* part : {"| params ×10^6 | PPL (dev) | BLEU (dev) |", "\n|:---|---:|",
+                           "\n| base | 6 |", "| 63.1 | 4.92 | 25.8 |"}) {
+    EXPECT_NE(table.out.find(part), std::string::npos) << part << " in\n" << table.out;
+  }
+
+  daemon.stop();
+  EXPECT_EQ(run_cli(where + "runs").status, 3);  // the port file is gone with the daemon
+  const auto down = "--url http://127.0.0.1:" + std::to_string(daemon.port()) + " runs";
+  EXPECT_EQ(run_cli(down).status, 3);
+}
+
+TEST(TrackerHttpClient, ReconnectsWhenTheDaemonClosedAnIdleConnection) {
+  testing::TempDir dir;
+  Daemon daemon(dir.path(), 0, {"--read-timeout", "0.2"});
+  HttpClient http(parse_url(daemon.url()), "", 5s);
+  EXPECT_EQ(http.request("GET", "/api/health").status, 200);
+  EXPECT_EQ(http.request("GET", "/api/health").status, 200);  // same connection
+  std::this_thread::sleep_for(500ms);                         // the daemon drops it meanwhile
+  EXPECT_EQ(http.request("GET", "/api/runs").status, 200);
+  EXPECT_EQ(http.request("GET", "/api/nothing").status, 404);
+  daemon.stop();
+  EXPECT_THROW(http.request("GET", "/api/health"), HttpError);
+}
+
+TEST(TrackerHttpClient, ParsesTrackerUrls) {
+  EXPECT_EQ(parse_url("http://127.0.0.1:6006").port, "6006");
+  EXPECT_EQ(parse_url("http://node12:80/").host, "node12");
+  EXPECT_EQ(parse_url("localhost:9").to_string(), "http://localhost:9");
+  EXPECT_EQ(parse_url("http://[::1]:7").host, "::1");
+  EXPECT_EQ(parse_url("http://host").port, "80");
+  NMT_EXPECT_THROW_WITH(parse_url("https://h:1"), std::invalid_argument, "https");
+  NMT_EXPECT_THROW_WITH(parse_url("http://h:99999"), std::invalid_argument, "port");
+  NMT_EXPECT_THROW_WITH(parse_url("http://h:1/api"), std::invalid_argument, "http://host:port");
+}
+
+TEST(TrackerSpool, SkipsATornLastLineAndAppendsOnACleanLine) {
+  testing::TempDir dir;
+  const std::string path = dir.file("spool.jsonl");
+  const SpoolEntry metrics{"metrics", 3, R"({"rank":0,"sequence":41,"points":[{}, {}]})", 2, 41};
+  const SpoolEntry status{"status", std::nullopt, R"({"status":"finished"})", 0, std::nullopt};
+  testing::write_text(path, encode_spool_entry(metrics) + "\n" + encode_spool_entry(status) + "\n" +
+                                R"({"kind":"metrics","run_id":3,"bo)");
+  {
+    Spool spool(path);
+    ASSERT_EQ(spool.entries().size(), 2u);
+    EXPECT_EQ(spool.points(), 2u);
+    EXPECT_EQ(spool.max_sequence(), 41);
+    EXPECT_FALSE(spool.entries()[1].run_id.has_value());
+    spool.append({metrics});
+  }
+  Spool reloaded(path);
+  ASSERT_EQ(reloaded.entries().size(), 3u);
+  reloaded.drop_front(2);
+  EXPECT_EQ(Spool(path).entries().size(), 1u);
+  reloaded.drop_front(1);
+  EXPECT_EQ(fs::file_size(path), 0u);
+}
+
+}  // namespace
+}  // namespace nmt::tracker

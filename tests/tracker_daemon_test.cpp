@@ -1,1 +1,385 @@
+// nmt-trackerd as scripts and training jobs see it: the real binary on 127.0.0.1, spoken to over
+// HTTP. Covers the API's error statuses, the server's limits (body size, read timeout), auth,
+// clean shutdown, and the promise that an acknowledged metric batch survives kill -9.
+
 #include <gtest/gtest.h>
+
+#include <boost/asio/io_context.hpp>
+
+#include <set>
+#include <thread>
+
+#include "tests/tracker_daemon_harness.h"
+#include "tracker/server/http_server.h"
+#include "tracker/server/request_target.h"
+
+namespace {
+
+using nlohmann::json;
+using nmt::testing::Connection;
+using nmt::testing::Daemon;
+using nmt::testing::TempDir;
+using nmt::testing::TestSocket;
+using Clock = std::chrono::steady_clock;
+namespace http = boost::beast::http;
+
+double seconds_since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+std::int64_t create_run(Connection& c, const std::string& name) {
+  const auto reply = c.post("/api/runs", {{"experiment", "daemon_test"}, {"name", name}});
+  EXPECT_EQ(reply.status, 200) << reply.body;
+  return reply.json().at("run_id").get<std::int64_t>();
+}
+
+// Points step = first..first+count-1 with value = step * 0.5 + rank.
+json metric_batch(int rank, int sequence, int first, int count, const std::string& key = "loss") {
+  json points = json::array();
+  for (int step = first; step < first + count; ++step) {
+    points.push_back({{"key", key}, {"step", step}, {"value", step * 0.5 + rank}});
+  }
+  return {{"rank", rank}, {"sequence", sequence}, {"points", points}};
+}
+
+std::string metrics_path(std::int64_t run) {
+  return "/api/runs/" + std::to_string(run) + "/metrics";
+}
+
+// Steps of `key` stored for `run` (all ranks, or one), in answer order.
+std::vector<std::int64_t> stored_steps(Connection& c, std::int64_t run, const std::string& query) {
+  const auto reply = c.get(metrics_path(run) + "?" + query);
+  EXPECT_EQ(reply.status, 200) << reply.body.substr(0, 200);
+  const json body = reply.json();  // named: a range-for over a temporary's member would dangle
+  std::vector<std::int64_t> steps;
+  for (const auto& p : body.at("points")) steps.push_back(p.at("step").get<std::int64_t>());
+  return steps;
+}
+
+TEST(TrackerDaemon, HealthAnswers200) {
+  TempDir dir;
+  Daemon daemon(dir, {});
+  Connection c(daemon.port());
+  const auto reply = c.get("/api/health");
+  ASSERT_EQ(reply.status, 200) << reply.body;
+  EXPECT_EQ(reply.json().at("status"), "ok");
+  EXPECT_GT(reply.json().at("schema_version").get<int>(), 0);
+  EXPECT_TRUE(reply.keep_alive);
+}
+
+TEST(TrackerDaemon, CreateRunIngestAndReadSeriesOverOneConnection) {
+  TempDir dir;
+  Daemon daemon(dir, {});
+  Connection c(daemon.port());
+  const auto run = create_run(c, "series");
+  auto reply = c.post(metrics_path(run), metric_batch(0, 0, 0, 10, "train/loss rate"));
+  ASSERT_EQ(reply.status, 200) << reply.body;
+  EXPECT_EQ(reply.json().at("stored"), 10);
+  EXPECT_EQ(reply.json().at("duplicate"), false);
+  // %2F and '+' in the query must reach the handler decoded.
+  reply = c.get(metrics_path(run) + "?key=train%2Floss+rate");
+  ASSERT_EQ(reply.status, 200) << reply.body;
+  const auto body = reply.json();
+  EXPECT_EQ(body.at("key"), "train/loss rate");
+  ASSERT_EQ(body.at("points").size(), 10u);
+  for (int i = 0; i < 10; ++i) {
+    EXPECT_EQ(body["points"][i].at("step"), i);
+    EXPECT_DOUBLE_EQ(body["points"][i].at("value").get<double>(), i * 0.5);
+  }
+}
+
+TEST(TrackerDaemon, MalformedJsonIs400NamingTheField) {
+  TempDir dir;
+  Daemon daemon(dir, {});
+  Connection c(daemon.port());
+  auto reply = c.request(http::verb::post, "/api/runs", "{\"experiment\": ");
+  ASSERT_EQ(reply.status, 400) << reply.body;
+  EXPECT_TRUE(reply.json().contains("error"));
+  EXPECT_EQ(reply.json().at("field"), "body");
+  reply = c.post("/api/runs", {{"experiment", 3}, {"name", "x"}});
+  ASSERT_EQ(reply.status, 400) << reply.body;
+  EXPECT_EQ(reply.json().at("field"), "experiment");
+  // A broken %-escape is refused by the server before any route sees it.
+  reply = Connection(daemon.port()).get("/api/runs?experiment=%zz");
+  EXPECT_EQ(reply.status, 400) << reply.body;
+  EXPECT_NE(reply.json().at("error").get<std::string>().find("percent"), std::string::npos);
+}
+
+TEST(TrackerDaemon, UnknownRouteIs404) {
+  TempDir dir;
+  Daemon daemon(dir, {});
+  Connection c(daemon.port());
+  const auto reply = c.get("/api/no/such/route");
+  EXPECT_EQ(reply.status, 404) << reply.body;
+  EXPECT_TRUE(reply.json().contains("error"));
+  EXPECT_EQ(c.get("/api/health").status, 200);  // the connection stays usable
+}
+
+TEST(TrackerDaemon, OversizedBodyIs413AndTheDaemonKeepsServing) {
+  TempDir dir;
+  Daemon daemon(dir, {"--body-limit", "1024"});
+  const auto run = [&] {
+    Connection c(daemon.port());
+    return create_run(c, "small body");  // under the limit: accepted
+  }();
+  {
+    Connection c(daemon.port());
+    const auto reply = c.post(metrics_path(run), metric_batch(0, 0, 0, 200));
+    EXPECT_EQ(reply.status, 413) << reply.body;
+    EXPECT_NE(reply.json().at("error").get<std::string>().find("1024"), std::string::npos);
+    EXPECT_FALSE(reply.keep_alive);
+    EXPECT_TRUE(c.socket().closed_within(std::chrono::seconds(3)));
+  }
+  {
+    // Chunked bodies have no Content-Length to check up front; the limit must still hold.
+    Connection c(daemon.port());
+    c.socket().send_raw("POST /api/runs HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n" +
+                        std::string("800\r\n") + std::string(0x800, ' ') + "\r\n0\r\n\r\n");
+    EXPECT_EQ(c.read_reply().status, 413);
+  }
+  EXPECT_EQ(Connection(daemon.port()).get("/api/health").status, 200);
+}
+
+TEST(TrackerDaemon, StalledClientsBlockNobodyAndAreDropped) {
+  TempDir dir;
+  Daemon daemon(dir, {"--read-timeout", "2", "--threads", "1"});
+  const auto stalled_at = Clock::now();
+  std::vector<std::unique_ptr<TestSocket>> stalled;
+  for (int i = 0; i < 8; ++i) {
+    stalled.push_back(std::make_unique<TestSocket>(daemon.port()));
+    // Half of them stop inside the header, half inside a declared body.
+    stalled.back()->send_raw(i % 2 ? "GET /api/heal"
+                                   : "POST /api/runs HTTP/1.1\r\nHost: x\r\n"
+                                     "Content-Length: 100\r\n\r\n{\"experiment\"");
+  }
+  const auto start = Clock::now();
+  for (int i = 0; i < 20; ++i) EXPECT_EQ(Connection(daemon.port()).get("/api/health").status, 200);
+  EXPECT_LT(seconds_since(start), 1.0) << "healthy clients waited behind stalled ones";
+  for (auto& socket : stalled) EXPECT_TRUE(socket->closed_within(std::chrono::seconds(5)));
+  const double dropped_after = seconds_since(stalled_at);
+  EXPECT_GT(dropped_after, 1.5);
+  EXPECT_LT(dropped_after, 4.0);
+}
+
+TEST(TrackerDaemon, RefusesNonLoopbackBindWithoutToken) {
+  TempDir dir;
+  const std::string log = dir.file("refused.log");
+  const int status = Daemon::run_to_exit({"--db", dir.file("t.db"), "--bind", "0.0.0.0", "--port",
+                                          "0", "--port-file", dir.file("port")},
+                                         log);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_NE(WEXITSTATUS(status), 0);
+  EXPECT_NE(nmt::testing::read_text(log).find("--token-file"), std::string::npos)
+      << nmt::testing::read_text(log);
+  EXPECT_FALSE(std::filesystem::exists(dir.file("port")));
+}
+
+TEST(TrackerDaemon, TokenFileMakesRequestsWithoutBearer401) {
+  TempDir dir;
+  nmt::testing::write_text(dir.file("token"), "s3cret-token\n");
+  Daemon daemon(dir, {"--token-file", dir.file("token")});
+  const json run = {{"experiment", "e"}, {"name", "n"}};
+  EXPECT_EQ(Connection(daemon.port()).post("/api/runs", run).status, 401);
+  EXPECT_EQ(Connection(daemon.port(), "wrong").post("/api/runs", run).status, 401);
+  EXPECT_EQ(Connection(daemon.port(), "s3cret-token").post("/api/runs", run).status, 200);
+  EXPECT_EQ(Connection(daemon.port()).get("/api/health").status, 200);
+}
+
+TEST(TrackerDaemon, SigtermExitsZeroPromptlyAndKeepsTheData) {
+  TempDir dir;
+  std::int64_t run = 0;
+  {
+    Daemon daemon(dir, {});
+    Connection idle(daemon.port());  // an idle keep-alive client must not delay the shutdown
+    run = create_run(idle, "sigterm");
+    ASSERT_EQ(idle.post(metrics_path(run), metric_batch(0, 0, 0, 50)).status, 200);
+    const auto start = Clock::now();
+    const int status = daemon.signal_and_wait(SIGTERM);
+    EXPECT_LT(seconds_since(start), 2.0);
+    ASSERT_TRUE(WIFEXITED(status)) << daemon.log();
+    EXPECT_EQ(WEXITSTATUS(status), 0) << daemon.log();
+    EXPECT_FALSE(std::filesystem::exists(daemon.port_file()));
+    EXPECT_TRUE(idle.socket().closed_within(std::chrono::seconds(1)));
+  }
+  Daemon again(dir, {});
+  Connection c(again.port());
+  EXPECT_EQ(stored_steps(c, run, "key=loss").size(), 50u);
+}
+
+TEST(TrackerDaemon, SigkillLosesNoAcknowledgedBatch) {
+  TempDir dir;
+  std::int64_t run = 0;
+  std::vector<int> acknowledged;
+  {
+    Daemon daemon(dir, {});
+    run = [&] {
+      Connection c(daemon.port());
+      return create_run(c, "sigkill");
+    }();
+    std::atomic<int> acked{0};
+    std::thread ingest([&] {
+      try {
+        Connection c(daemon.port());
+        for (int seq = 0;; ++seq) {
+          if (c.post(metrics_path(run), metric_batch(0, seq, seq * 20, 20)).status != 200) break;
+          acknowledged.push_back(seq);
+          acked = seq + 1;
+        }
+      } catch (const std::exception&) {
+        // The daemon died under us: what was acknowledged is what counts.
+      }
+    });
+    while (acked < 40) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    daemon.signal_and_wait(SIGKILL);
+    ingest.join();
+  }
+  ASSERT_GE(acknowledged.size(), 40u);
+  Daemon again(dir, {});
+  Connection c(again.port());
+  const auto steps = stored_steps(c, run, "key=loss");
+  const std::set<std::int64_t> unique(steps.begin(), steps.end());
+  EXPECT_EQ(unique.size(), steps.size()) << "a point was stored twice";
+  for (int seq : acknowledged) {
+    for (int step = seq * 20; step < seq * 20 + 20; ++step) {
+      ASSERT_TRUE(unique.count(step)) << "acknowledged batch " << seq << " lost step " << step;
+    }
+  }
+  // A client retrying its last acknowledged batch after the restart must not store it again.
+  const auto retry =
+      c.post(metrics_path(run), metric_batch(0, acknowledged.back(), acknowledged.back() * 20, 20));
+  EXPECT_EQ(retry.json().at("duplicate"), true);
+}
+
+TEST(TrackerDaemon, ConcurrentClientsStoreEveryPointExactlyOnce) {
+  constexpr int kClients = 8, kBatches = 100, kPoints = 100;
+  TempDir dir;
+  Daemon daemon(dir, {"--threads", "2"});
+  const auto run = [&] {
+    Connection c(daemon.port());
+    return create_run(c, "concurrent");
+  }();
+  std::atomic<int> failures{0}, duplicates{0};
+  const auto start = Clock::now();
+  std::vector<std::thread> clients;
+  for (int rank = 0; rank < kClients; ++rank) {
+    clients.emplace_back([&, rank] {
+      Connection c(daemon.port());
+      for (int seq = 0; seq < kBatches; ++seq) {
+        const auto batch = metric_batch(rank, seq, seq * kPoints, kPoints);
+        // Every tenth batch is sent twice, as a client does when an answer was lost.
+        for (int attempt = 0; attempt < (seq % 10 == 0 ? 2 : 1); ++attempt) {
+          const auto reply = c.post(metrics_path(run), batch);
+          if (reply.status != 200) ++failures;
+          if (reply.status == 200 && reply.json().at("duplicate") == true) ++duplicates;
+        }
+      }
+    });
+  }
+  for (auto& t : clients) t.join();
+  const double ingest_s = seconds_since(start);
+  EXPECT_EQ(failures, 0);
+  EXPECT_EQ(duplicates, kClients * kBatches / 10);
+  Connection c(daemon.port());
+  EXPECT_EQ(stored_steps(c, run, "key=loss").size(), std::size_t{kClients * kBatches * kPoints});
+  for (int rank = 0; rank < kClients; ++rank) {
+    const auto steps = stored_steps(c, run, "key=loss&rank=" + std::to_string(rank));
+    ASSERT_EQ(steps.size(), std::size_t{kBatches * kPoints}) << "rank " << rank;
+    for (std::size_t i = 0; i < steps.size(); ++i) ASSERT_EQ(steps[i], std::int64_t(i));
+  }
+  RecordProperty("ingest_points_per_second",
+                 static_cast<int>(kClients * kBatches * kPoints / ingest_s));
+  std::cout << "ingest: " << kClients * kBatches * kPoints << " points in " << ingest_s << " s\n";
+}
+
+TEST(HttpServerTarget, DecodesPathAndQuery) {
+  nmt::tracker::Request r;
+  nmt::tracker::parse_target("/api/sweeps/base%20sweep/table?param.model.d_k=64&e=a+b&flag&x=%2B1",
+                             r);
+  EXPECT_EQ(r.path, "/api/sweeps/base sweep/table");
+  EXPECT_EQ(r.query.at("param.model.d_k"), "64");
+  EXPECT_EQ(r.query.at("e"), "a b");
+  EXPECT_EQ(r.query.at("flag"), "");
+  EXPECT_EQ(r.query.at("x"), "+1");
+  EXPECT_EQ(nmt::tracker::percent_decode("a+b", false), "a+b");  // '+' is literal in paths
+  EXPECT_THROW(nmt::tracker::parse_target("/a?x=%2", r), std::invalid_argument);
+  EXPECT_THROW(nmt::tracker::parse_target("/a%g1", r), std::invalid_argument);
+}
+
+// The server alone, in this process, with handlers the real daemon never has: one that throws
+// and one that is slow.
+class InProcessServer : public ::testing::Test {
+ protected:
+  void start(nmt::tracker::RequestCallback handler) {
+    server_ = std::make_unique<nmt::tracker::HttpServer>(io_, nmt::tracker::ServerOptions{},
+                                                         std::move(handler));
+    runner_ = std::thread([this] { io_.run(); });
+  }
+  // Stops the server; true when io_context::run() then returns within `limit`.
+  bool stop_within(std::chrono::milliseconds limit) {
+    server_->stop();
+    std::atomic<bool> done{false};
+    std::thread waiter([&] {
+      runner_.join();
+      done = true;
+    });
+    const auto deadline = Clock::now() + limit;
+    while (!done && Clock::now() < deadline)
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    if (!done) io_.stop();  // unblock, so the test fails instead of hanging
+    waiter.join();
+    return done;
+  }
+  void TearDown() override {
+    if (runner_.joinable()) stop_within(std::chrono::seconds(5));
+  }
+  unsigned short port() const { return server_->port(); }
+
+  boost::asio::io_context io_;
+  std::unique_ptr<nmt::tracker::HttpServer> server_;
+  std::thread runner_;
+};
+
+nmt::tracker::Response ok_json() {
+  return {200, "{\"ok\":true}"};
+}
+
+TEST_F(InProcessServer, HandlerExceptionIs500AndClosesOnlyThatConnection) {
+  start([](const nmt::tracker::Request& r) {
+    if (r.path == "/boom") throw std::runtime_error("store exploded");
+    return ok_json();
+  });
+  Connection bystander(port());
+  EXPECT_EQ(bystander.get("/before").status, 200);
+  Connection victim(port());
+  const auto reply = victim.get("/boom");
+  EXPECT_EQ(reply.status, 500);
+  EXPECT_FALSE(reply.keep_alive);
+  EXPECT_TRUE(victim.socket().closed_within(std::chrono::seconds(2)));
+  EXPECT_EQ(bystander.get("/after").status, 200);
+  EXPECT_EQ(server_->requests_served(), 3u);
+}
+
+TEST_F(InProcessServer, StopLetsTheInFlightRequestFinish) {
+  std::atomic<bool> entered{false};
+  start([&](const nmt::tracker::Request& r) {
+    if (r.path == "/slow") {
+      entered = true;
+      std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    }
+    return ok_json();
+  });
+  Connection idle(port());
+  EXPECT_EQ(idle.get("/warm").status, 200);
+  Connection busy(port());
+  busy.socket().send_raw("GET /slow HTTP/1.1\r\nHost: x\r\n\r\n");
+  while (!entered) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  server_->stop();
+  const auto reply = busy.read_reply();
+  EXPECT_EQ(reply.status, 200);
+  EXPECT_FALSE(reply.keep_alive);  // answered, then closed
+  EXPECT_TRUE(idle.socket().closed_within(std::chrono::seconds(1)));
+  EXPECT_THROW(Connection{port()}, std::system_error);  // no longer accepting
+  EXPECT_TRUE(stop_within(std::chrono::seconds(2)));
+}
+
+}  // namespace

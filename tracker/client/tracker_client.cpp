@@ -1,1 +1,459 @@
-// Being implemented.
+#include "tracker/client/tracker_client.h"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+#include <utility>
+
+#include "tracker/client/http_client.h"
+#include "tracker/client/spool.h"
+
+namespace nmt::tracker {
+
+namespace {
+
+using json = nlohmann::json;
+using Clock = std::chrono::steady_clock;
+
+constexpr std::chrono::milliseconds kInitialBackoff{100};
+// flush() tries again this often while the daemon does not answer, whatever the backoff.
+constexpr std::chrono::milliseconds kFlushRetryPause{200};
+
+// A restarted trainer (a requeued Slurm job) reports to the same run and rank again, and the
+// daemon drops any batch whose (run, rank, sequence) it has seen. So sequences must never repeat
+// across processes: they start at the wall clock in milliseconds shifted left by 20 bits (about
+// 2^61), which leaves a million batches per millisecond of uptime before two clients could meet.
+constexpr int kSequenceCounterBits = 20;
+
+std::int64_t initial_sequence(std::optional<std::int64_t> max_spooled) {
+  const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                      std::chrono::system_clock::now().time_since_epoch())
+                      .count();
+  const std::int64_t from_clock = static_cast<std::int64_t>(ms) << kSequenceCounterBits;
+  return max_spooled ? std::max(from_clock, *max_spooled + 1) : from_clock;
+}
+
+double unix_seconds() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+// Invalid UTF-8 in a key or path must not throw on the worker thread.
+std::string dump(const json& j) {
+  return j.dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
+void put_if(json& j, const char* key, const std::string& value) {
+  if (!value.empty()) j[key] = value;
+}
+template <class T>
+void put_if(json& j, const char* key, const std::optional<T>& value) {
+  // JSON has no NaN or infinity: a diverged perplexity is left out rather than refused.
+  if constexpr (std::is_floating_point_v<T>) {
+    if (value && std::isfinite(*value)) j[key] = *value;
+  } else {
+    if (value) j[key] = *value;
+  }
+}
+
+json run_body(const RunInfo& info) {
+  json j = {{"experiment", info.experiment}, {"name", info.name}};
+  put_if(j, "sweep", info.sweep);
+  put_if(j, "row_label", info.row_label);
+  put_if(j, "row_index", info.row_index);
+  put_if(j, "config", info.config);
+  put_if(j, "config_hash", info.config_hash);
+  put_if(j, "git_revision", info.git_revision);
+  put_if(j, "host", info.host);
+  put_if(j, "world_size", info.world_size);
+  put_if(j, "slurm_job_id", info.slurm_job_id);
+  put_if(j, "slurm_array_id", info.slurm_array_id);
+  if (!info.params.empty()) j["params"] = info.params;
+  return j;
+}
+
+// Worth sending again later: the daemon is overloaded, restarting, or the token is being fixed.
+// Any other refusal (400, 404, 413) would be refused again, so the request is dropped and logged.
+bool is_retryable(int status) {
+  return status >= 500 || status == 401 || status == 408 || status == 429;
+}
+
+bool is_power_of_two(std::int64_t n) {
+  return n > 0 && (n & (n - 1)) == 0;
+}
+
+}  // namespace
+
+const char* to_string(RunStatus status) {
+  switch (status) {
+    case RunStatus::kRunning:
+      return "running";
+    case RunStatus::kFinished:
+      return "finished";
+    case RunStatus::kFailed:
+      return "failed";
+    case RunStatus::kKilled:
+      return "killed";
+  }
+  return "unknown";
+}
+
+void ClientOptions::validate() const {
+  auto require = [](bool ok, const std::string& message) {
+    if (!ok) throw std::invalid_argument("tracker client options: " + message);
+  };
+  try {
+    parse_url(url);
+  } catch (const std::invalid_argument& e) {
+    require(false, std::string("url: ") + e.what());
+  }
+  require(!spool_path.empty(), "spool_path is empty (put the spool in the run directory)");
+  require(rank >= 0, "rank must be >= 0");
+  require(batch_size > 0, "batch_size must be > 0");
+  require(queue_capacity > 0, "queue_capacity must be > 0");
+  require(flush_interval.count() > 0, "flush_interval must be > 0");
+  require(max_retry_backoff >= kInitialBackoff, "max_retry_backoff must be >= 100 ms");
+  require(request_timeout.count() > 0 && start_run_timeout.count() > 0, "timeouts must be > 0");
+}
+
+TrackerClient::TrackerClient(ClientOptions options) : options_(std::move(options)) {
+  options_.validate();
+  http_ = std::make_unique<HttpClient>(parse_url(options_.url), options_.token,
+                                       options_.request_timeout);
+  spool_ = std::make_unique<Spool>(options_.spool_path);
+  next_sequence_ = initial_sequence(spool_->max_sequence());
+  stats_.spooled_requests = spool_->entries().size();
+  stats_.spooled_points = spool_->points();
+  worker_ = std::thread([this] { worker_loop(); });
+}
+
+TrackerClient::~TrackerClient() {
+  flush(options_.close_timeout);
+  {
+    std::lock_guard lock(mutex_);
+    stop_ = true;
+  }
+  wake_.notify_one();
+  worker_.join();
+  if (!spool_->empty()) {
+    spdlog::warn(
+        "tracker: {} metric points ({} requests) remain in the spool {}; a client started "
+        "with the same spool path sends them",
+        spool_->points(), spool_->entries().size(), spool_->path());
+  }
+}
+
+std::optional<std::int64_t> TrackerClient::start_run(const RunInfo& info) {
+  if (info.experiment.empty() || info.name.empty()) {
+    throw std::invalid_argument("tracker: a run needs an experiment and a name");
+  }
+  const std::string body = dump(run_body(info));
+  {
+    std::lock_guard lock(mutex_);
+    if (run_started_ || run_id_) throw std::logic_error("tracker: start_run called twice");
+    run_started_ = true;
+  }
+  HttpClient http(parse_url(options_.url), options_.token, options_.start_run_timeout);
+  const Outcome outcome = try_register(body, http, /*on_worker=*/false);
+  if (outcome == Outcome::kAcknowledged) return run_id();
+  if (outcome == Outcome::kRetry) {
+    {
+      std::lock_guard lock(mutex_);
+      pending_registration_ = body;
+    }
+    wake_.notify_one();
+    spdlog::warn(
+        "tracker: no answer from {}; run '{}' will be registered when it answers, and its "
+        "metrics are spooled to {} until then",
+        options_.url, info.name, options_.spool_path);
+  }
+  return std::nullopt;
+}
+
+void TrackerClient::attach_run(std::int64_t run_id) {
+  {
+    std::lock_guard lock(mutex_);
+    run_id_ = run_id;
+    run_started_ = true;
+  }
+  wake_.notify_one();
+}
+
+std::optional<std::int64_t> TrackerClient::run_id() const {
+  std::lock_guard lock(mutex_);
+  return run_id_;
+}
+
+void TrackerClient::log_metric(const std::string& key, std::int64_t step, double value) {
+  // JSON cannot carry NaN or infinity, and one such point would get its whole batch refused.
+  const bool finite = std::isfinite(value);
+  Point point{key, step, value, unix_seconds()};
+  std::int64_t dropped = 0;
+  {
+    std::lock_guard lock(mutex_);
+    if (!finite || queued_points_ >= options_.queue_capacity) {
+      dropped = ++stats_.dropped_points;
+    } else {
+      queue_.emplace_back(std::move(point));
+      if (++queued_points_ == options_.batch_size) wake_.notify_one();
+    }
+  }
+  // The first drop is reported at once, a flood of them only logarithmically.
+  if (is_power_of_two(dropped)) {
+    spdlog::warn("tracker: {} metric points dropped so far (last: {} = {} at step {}{})", dropped,
+                 key, value, step, finite ? ", the client queue is full" : "");
+  }
+}
+
+void TrackerClient::enqueue(Request request) {
+  std::lock_guard lock(mutex_);
+  queue_.emplace_back(std::move(request));
+}
+
+void TrackerClient::log_eval(const EvalRecord& eval) {
+  json j = {{"split", eval.split}};
+  put_if(j, "step", eval.step);
+  put_if(j, "checkpoint", eval.checkpoint);
+  put_if(j, "bleu", eval.bleu);
+  put_if(j, "chrf", eval.chrf);
+  put_if(j, "perplexity", eval.perplexity);
+  put_if(j, "signature", eval.signature);
+  enqueue({"evals", dump(j)});
+}
+
+void TrackerClient::log_artifact(const ArtifactRecord& artifact) {
+  json j = {{"kind", artifact.kind}, {"path", artifact.path}};
+  put_if(j, "step", artifact.step);
+  put_if(j, "averaged_from", artifact.averaged_from);
+  enqueue({"artifacts", dump(j)});
+}
+
+void TrackerClient::set_status(RunStatus status) {
+  enqueue({"status", dump(json{{"status", to_string(status)}})});
+}
+
+bool TrackerClient::flush(std::chrono::milliseconds timeout) {
+  const auto deadline = Clock::now() + timeout;
+  std::unique_lock lock(mutex_);
+  while (true) {
+    const std::uint64_t epoch = ++flush_requested_;
+    wake_.notify_one();
+    if (!progress_.wait_until(lock, deadline, [&] { return flush_completed_ >= epoch; })) {
+      return false;
+    }
+    if (stats_.spooled_requests == 0 && (run_id_ || !run_started_)) return true;
+    if (!run_id_ && pending_registration_.empty()) return false;  // no run to send to
+    // The daemon may be restarting: try again shortly, until the deadline.
+    if (round_failed_) {
+      progress_.wait_until(lock, std::min(deadline, Clock::now() + kFlushRetryPause),
+                           [&] { return stop_; });
+    }
+    if (Clock::now() >= deadline) return false;
+  }
+}
+
+ClientStats TrackerClient::stats() const {
+  std::lock_guard lock(mutex_);
+  ClientStats stats = stats_;
+  stats.queued = queue_.size();
+  return stats;
+}
+
+void TrackerClient::worker_loop() {
+  std::unique_lock lock(mutex_);
+  while (true) {
+    auto wake_at = Clock::now() + options_.flush_interval;
+    const bool can_retry = (!spool_->empty() && run_id_) || !pending_registration_.empty();
+    if (can_retry) wake_at = std::min(wake_at, next_attempt_);
+    wake_.wait_until(lock, wake_at, [&] {
+      return stop_ || flush_requested_ > flush_completed_ || queued_points_ >= options_.batch_size;
+    });
+    const std::uint64_t epoch = flush_requested_;
+    const bool stopping = stop_;
+    std::deque<Item> items;
+    items.swap(queue_);
+    queued_points_ = 0;
+    lock.unlock();
+    try {
+      run_round(std::move(items), epoch > flush_completed_, stopping);
+    } catch (const std::exception& e) {
+      // A full disk must not take the trainer down with it.
+      spdlog::error("tracker client: {}", e.what());
+    }
+    lock.lock();
+    stats_.spooled_requests = spool_->entries().size();
+    stats_.spooled_points = spool_->points();
+    round_failed_ = last_attempt_failed_;
+    flush_completed_ = std::max(flush_completed_, epoch);
+    progress_.notify_all();
+    if (stopping) return;
+  }
+}
+
+void TrackerClient::run_round(std::deque<Item> items, bool forced, bool stopping) {
+  deliver(make_entries(items), stopping);
+  if (stopping) return;
+  std::string registration;
+  {
+    std::lock_guard lock(mutex_);
+    registration = pending_registration_;
+  }
+  if (!registration.empty() && (forced || Clock::now() >= next_attempt_)) {
+    try_register(registration, *http_, /*on_worker=*/true);
+  }
+  if (!spool_->empty() && run_id() && (forced || Clock::now() >= next_attempt_)) replay();
+}
+
+std::vector<SpoolEntry> TrackerClient::make_entries(std::deque<Item>& items) {
+  std::vector<SpoolEntry> entries;
+  const auto run = run_id();
+  json points = json::array();
+  auto close_batch = [&] {
+    if (points.empty()) return;
+    const std::size_t count = points.size();
+    const std::int64_t sequence = next_sequence_++;
+    json body = {{"rank", options_.rank}, {"sequence", sequence}, {"points", std::move(points)}};
+    entries.push_back(SpoolEntry{"metrics", run, dump(body), count, sequence});
+    points = json::array();
+  };
+  for (auto& item : items) {
+    if (const auto* p = std::get_if<Point>(&item)) {
+      points.push_back(
+          {{"key", p->key}, {"step", p->step}, {"value", p->value}, {"time", p->time}});
+      if (points.size() >= options_.batch_size) close_batch();
+    } else {
+      close_batch();  // keeps the order in which the trainer logged
+      auto& request = std::get<Request>(item);
+      entries.push_back(SpoolEntry{request.kind, run, std::move(request.body), 0, std::nullopt});
+    }
+  }
+  close_batch();
+  return entries;
+}
+
+void TrackerClient::deliver(std::vector<SpoolEntry> entries, bool stopping) {
+  std::size_t sent = 0;
+  const auto run = run_id();
+  // Straight to the daemon only while nothing older waits in the spool, so order is kept.
+  if (spool_->empty() && run && !stopping) {
+    for (; sent < entries.size() && !under_pressure(); ++sent) {
+      if (send(entries[sent], *run) == Outcome::kRetry) break;
+    }
+  }
+  if (sent == entries.size()) return;
+  const std::vector<SpoolEntry> rest(std::make_move_iterator(entries.begin() + sent),
+                                     std::make_move_iterator(entries.end()));
+  try {
+    spool_->append(rest);
+  } catch (const std::exception& e) {
+    std::size_t points = 0;
+    for (const auto& entry : rest) points += entry.points;
+    spdlog::error("tracker: {}; {} requests ({} metric points) are lost", e.what(), rest.size(),
+                  points);
+  }
+}
+
+void TrackerClient::replay() {
+  const std::int64_t run = *run_id();
+  std::size_t done = 0;
+  for (const auto& entry : spool_->entries()) {
+    // New points come first: a long replay must not make the queue overflow.
+    if (done > 0 && under_pressure()) break;
+    if (send(entry, run) == Outcome::kRetry) break;
+    ++done;
+  }
+  if (done == 0) return;
+  spool_->drop_front(done);
+  spdlog::info("tracker: replayed {} spooled requests, {} left", done, spool_->entries().size());
+}
+
+TrackerClient::Outcome TrackerClient::try_register(const std::string& body, HttpClient& http,
+                                                   bool on_worker) {
+  std::string answer;
+  Outcome outcome = exchange(http, "POST", "/api/runs", body, answer);
+  if (outcome == Outcome::kAcknowledged) {
+    try {
+      const json reply = json::parse(answer);
+      const auto id = reply.at("run_id").get<std::int64_t>();
+      {
+        std::lock_guard lock(mutex_);
+        run_id_ = id;
+        pending_registration_.clear();
+      }
+      wake_.notify_one();  // what was spooled waiting for the id can go now
+      spdlog::info("tracker: reporting to run {} (attempt {}) at {}", id,
+                   reply.value("attempt", json()).dump(), options_.url);
+    } catch (const std::exception& e) {
+      answer = std::string("unreadable answer to POST /api/runs: ") + e.what();
+      outcome = Outcome::kRetry;
+    }
+  } else if (outcome == Outcome::kRejected) {
+    std::lock_guard lock(mutex_);
+    pending_registration_.clear();  // refused for good: logged by exchange()
+  }
+  if (on_worker) outcome == Outcome::kRetry ? note_failure(answer) : note_success();
+  return outcome;
+}
+
+TrackerClient::Outcome TrackerClient::send(const SpoolEntry& entry, std::int64_t current_run) {
+  const std::string base = "/api/runs/" + std::to_string(entry.run_id.value_or(current_run));
+  const bool is_status = entry.kind == "status";
+  std::string answer;
+  const Outcome outcome =
+      exchange(*http_, is_status ? "PUT" : "POST", base + "/" + entry.kind, entry.body, answer);
+  if (outcome == Outcome::kRetry) {
+    note_failure(answer);
+    return outcome;
+  }
+  note_success();
+  if (outcome == Outcome::kAcknowledged && entry.points > 0) {
+    std::lock_guard lock(mutex_);
+    stats_.delivered_points += static_cast<std::int64_t>(entry.points);
+  }
+  return outcome;
+}
+
+TrackerClient::Outcome TrackerClient::exchange(HttpClient& http, const std::string& method,
+                                               const std::string& path, const std::string& body,
+                                               std::string& answer) {
+  try {
+    auto response = http.request(method, path, body);
+    answer = std::move(response.body);
+    if (response.status == 200) return Outcome::kAcknowledged;
+    if (is_retryable(response.status)) {
+      answer = std::to_string(response.status) + " from " + method + " " + path + ": " + answer;
+      return Outcome::kRetry;
+    }
+    spdlog::error("tracker: the daemon refused {} {} with {} ({}); dropping the request", method,
+                  path, response.status, answer.substr(0, 300));
+    return Outcome::kRejected;
+  } catch (const std::exception& e) {
+    answer = e.what();
+    return Outcome::kRetry;
+  }
+}
+
+bool TrackerClient::under_pressure() const {
+  std::lock_guard lock(mutex_);
+  return queued_points_ > options_.queue_capacity / 2;
+}
+
+void TrackerClient::note_failure(const std::string& reason) {
+  backoff_ =
+      backoff_.count() == 0 ? kInitialBackoff : std::min(backoff_ * 2, options_.max_retry_backoff);
+  next_attempt_ = Clock::now() + backoff_;
+  if (!last_attempt_failed_) {
+    spdlog::warn("tracker: {}; spooling to {} and retrying (backoff up to {} ms)", reason,
+                 options_.spool_path, options_.max_retry_backoff.count());
+  }
+  last_attempt_failed_ = true;
+}
+
+void TrackerClient::note_success() {
+  if (last_attempt_failed_) spdlog::info("tracker: {} answers again", options_.url);
+  last_attempt_failed_ = false;
+  backoff_ = std::chrono::milliseconds{0};
+}
+
+}  // namespace nmt::tracker

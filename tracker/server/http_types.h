@@ -8,16 +8,16 @@
 namespace nmt::tracker {
 
 struct Request {
-  std::string method;                         // "GET", "POST", "PUT"
-  std::string path;                           // "/api/runs/3/metrics", percent-decoded
-  std::map<std::string, std::string> query;   // decoded query parameters
-  std::string authorization;                  // the Authorization header, or empty
+  std::string method;                        // "GET", "POST", "PUT"
+  std::string path;                          // "/api/runs/3/metrics", percent-decoded
+  std::map<std::string, std::string> query;  // decoded query parameters
+  std::string authorization;                 // the Authorization header, or empty
   std::string body;
 };
 
 struct Response {
   int status = 200;
-  std::string body;                           // JSON
+  std::string body;  // JSON
   std::string content_type = "application/json";
 };
 

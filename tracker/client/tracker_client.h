@@ -1,0 +1,181 @@
+#pragma once
+// What training links to report to nmt-trackerd (tracker/API.md). The lesson of MLflow and W&B:
+// tracking must never block or crash training. So log_* only append to a bounded in-memory queue;
+// one background thread batches metric points, sends them, and when the daemon is unreachable
+// writes them to a spool file in the run directory (tracker/client/spool.h) that is replayed once
+// the daemon answers again. Every metric batch carries a per-rank sequence number, so a replayed
+// batch the daemon already stored is ignored rather than stored twice.
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <variant>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace nmt::tracker {
+
+class HttpClient;
+class Spool;
+struct SpoolEntry;
+
+struct ClientOptions {
+  std::string url;                      // the daemon, http://host:port
+  std::string token;                    // bearer token; empty when the daemon needs none
+  std::string spool_path;               // spool file, in the run directory; one per rank
+  int rank = 0;                         // MPI rank, stored with each point
+  std::size_t batch_size = 500;         // metric points per request
+  std::size_t queue_capacity = 100000;  // points held in memory; beyond it points are dropped
+  std::chrono::milliseconds flush_interval{1000};      // longest a point waits in the queue
+  std::chrono::milliseconds max_retry_backoff{30000};  // cap of the doubling retry delay
+  std::chrono::milliseconds request_timeout{5000};     // connect, write, read of one request
+  std::chrono::milliseconds start_run_timeout{2000};   // the synchronous start_run only
+  std::chrono::milliseconds close_timeout{5000};       // the destructor's flush
+
+  // Throws std::invalid_argument naming the field at fault.
+  void validate() const;
+};
+
+// POST /api/runs. Empty strings and unset optionals are left out of the request.
+struct RunInfo {
+  std::string experiment;
+  std::string name;
+  std::string sweep;
+  std::string row_label;  // "base", "(A)"...: the ablation table's first column
+  std::optional<int> row_index;
+  std::string config;  // the resolved YAML config
+  std::string config_hash;
+  std::string git_revision;
+  std::string host;
+  std::optional<int> world_size;
+  std::string slurm_job_id;
+  std::string slurm_array_id;
+  nlohmann::json params = nlohmann::json::object();  // flat key -> number, string or bool
+};
+
+struct EvalRecord {
+  std::string split;  // "valid", "test"
+  std::optional<std::int64_t> step;
+  std::string checkpoint;
+  std::optional<double> bleu;
+  std::optional<double> chrf;
+  std::optional<double> perplexity;
+  std::string signature;  // the sacreBLEU-style signature
+};
+
+struct ArtifactRecord {
+  std::string kind;  // "checkpoint", "averaged_checkpoint", "translation"...
+  std::string path;
+  std::optional<std::int64_t> step;
+  std::optional<int> averaged_from;  // number of checkpoints averaged
+};
+
+enum class RunStatus { kRunning, kFinished, kFailed, kKilled };
+
+struct ClientStats {
+  std::int64_t delivered_points = 0;  // acknowledged by the daemon
+  std::int64_t dropped_points = 0;    // queue full, or a value JSON cannot carry (NaN, inf)
+  std::size_t queued = 0;             // points and requests not handled yet
+  std::size_t spooled_requests = 0;   // in the spool file, waiting for the daemon
+  std::size_t spooled_points = 0;
+};
+
+class TrackerClient {
+ public:
+  // Starts the background thread and loads what an earlier client left in the spool. Throws
+  // std::invalid_argument on bad options; never contacts the daemon.
+  explicit TrackerClient(ClientOptions options);
+  // Flushes for at most close_timeout (all of it when the daemon is down), then logs how many
+  // points stay in the spool.
+  ~TrackerClient();
+  TrackerClient(const TrackerClient&) = delete;
+  TrackerClient& operator=(const TrackerClient&) = delete;
+
+  // Registers (or resumes) the run, waiting at most start_run_timeout. When the daemon does not
+  // answer, logs a warning, returns nullopt and keeps trying in the background; everything logged
+  // meanwhile is spooled and sent once the run has an id. Call once per client (rank 0); other
+  // ranks call attach_run with the id rank 0 broadcasts.
+  std::optional<std::int64_t> start_run(const RunInfo& info);
+  void attach_run(std::int64_t run_id);
+  std::optional<std::int64_t> run_id() const;
+
+  // Non-blocking: each appends to the queue and returns. The signature matches
+  // nmt::train::MetricsSink::log.
+  void log_metric(const std::string& key, std::int64_t step, double value);
+  void log_eval(const EvalRecord& eval);
+  void log_artifact(const ArtifactRecord& artifact);
+  void set_status(RunStatus status);
+
+  // Waits until everything logged before the call is acknowledged by the daemon, retrying while
+  // it does not answer, for at most `timeout`. Returns true when nothing is left to deliver.
+  bool flush(std::chrono::milliseconds timeout);
+
+  ClientStats stats() const;
+
+ private:
+  struct Point {
+    std::string key;
+    std::int64_t step;
+    double value;
+    double time;
+  };
+  struct Request {
+    std::string kind;  // as in SpoolEntry
+    std::string body;
+  };
+  using Item = std::variant<Point, Request>;
+
+  enum class Outcome { kAcknowledged, kRetry, kRejected };
+
+  void enqueue(Request request);
+  void worker_loop();
+  void run_round(std::deque<Item> items, bool forced, bool stopping);
+  std::vector<SpoolEntry> make_entries(std::deque<Item>& items);
+  void deliver(std::vector<SpoolEntry> entries, bool stopping);
+  void replay();
+  Outcome try_register(const std::string& body, HttpClient& http, bool on_worker);
+  Outcome send(const SpoolEntry& entry, std::int64_t current_run);
+  Outcome exchange(HttpClient& http, const std::string& method, const std::string& path,
+                   const std::string& body, std::string& answer);
+  bool under_pressure() const;
+  void note_failure(const std::string& reason);
+  void note_success();
+
+  const ClientOptions options_;
+
+  // Shared with the callers' threads, guarded by mutex_.
+  mutable std::mutex mutex_;
+  std::condition_variable wake_;      // the worker: work arrived, flush or stop
+  std::condition_variable progress_;  // flush(): a round finished
+  std::deque<Item> queue_;
+  std::size_t queued_points_ = 0;
+  std::optional<std::int64_t> run_id_;
+  std::string pending_registration_;  // POST /api/runs body still to send
+  bool run_started_ = false;
+  std::uint64_t flush_requested_ = 0;
+  std::uint64_t flush_completed_ = 0;
+  bool round_failed_ = false;  // the worker's last delivery attempt failed
+  bool stop_ = false;
+  ClientStats stats_;
+
+  // The worker's own.
+  std::unique_ptr<HttpClient> http_;
+  std::unique_ptr<Spool> spool_;
+  std::int64_t next_sequence_ = 0;
+  std::chrono::milliseconds backoff_{0};
+  std::chrono::steady_clock::time_point next_attempt_{};
+  bool last_attempt_failed_ = false;
+
+  std::thread worker_;
+};
+
+const char* to_string(RunStatus status);
+
+}  // namespace nmt::tracker

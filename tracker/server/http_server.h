@@ -1,0 +1,73 @@
+#pragma once
+// The tracker daemon's HTTP/1.1 front: a listener that accepts, one session per connection that
+// reads with a deadline and a body limit, and a request handler (a plain function of Request) that
+// never sees a socket. Handler calls run on their own small thread pool, so a store commit that
+// takes a while never stalls accepting, reading or timing out other connections.
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/thread_pool.hpp>
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "tracker/server/http_types.h"
+
+namespace nmt::tracker {
+
+namespace detail {
+struct ServerState;
+class Listener;
+}  // namespace detail
+
+struct ServerOptions {
+  std::string bind_address = "127.0.0.1";  // an IP literal; loopback keeps the daemon private
+  unsigned short port = 0;                 // 0: the kernel picks a free port (see port())
+  std::size_t body_limit = 16u << 20;      // larger request bodies are answered 413
+  std::chrono::milliseconds read_timeout{30'000};   // whole request, and idle keep-alive wait
+  std::chrono::milliseconds write_timeout{30'000};  // whole response
+  unsigned keepalive_max_requests = 1000;  // requests on one connection before it is closed
+  std::size_t max_connections = 512;       // connections past this are closed at once
+  unsigned handler_threads = 1;            // threads calling the handler; 1 serialises calls to it
+
+  // Throws std::invalid_argument naming the first bad field.
+  void validate() const;
+};
+
+using RequestCallback = std::function<Response(const Request&)>;
+
+// Must outlive every run() of the io_context it was given. The handler may be called from
+// `handler_threads` threads at once; an exception escaping it is answered 500 and closes that
+// connection only.
+class HttpServer {
+ public:
+  // Binds and listens at once (throws std::runtime_error naming the address when that fails),
+  // then accepts on `io` as soon as the caller runs it.
+  HttpServer(boost::asio::io_context& io, ServerOptions options, RequestCallback handler);
+  ~HttpServer();
+  HttpServer(const HttpServer&) = delete;
+  HttpServer& operator=(const HttpServer&) = delete;
+
+  unsigned short port() const { return port_; }
+
+  // Stops accepting and closes connections whose next request header has not fully arrived (an
+  // idle keep-alive client must not hold up a shutdown); requests already read are handled and
+  // answered, then their connections close. The io_context then runs out of work. Thread-safe.
+  void stop();
+
+  // Requests answered so far (for the shutdown log line).
+  std::uint64_t requests_served() const;
+
+ private:
+  // The pool is owned here, not by the shared state that sessions keep alive, so that the last
+  // session reference dropped on a pool thread never makes that thread join itself.
+  std::unique_ptr<boost::asio::thread_pool> pool_;
+  std::shared_ptr<detail::ServerState> state_;
+  std::shared_ptr<detail::Listener> listener_;
+  unsigned short port_ = 0;
+};
+
+}  // namespace nmt::tracker

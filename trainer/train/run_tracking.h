@@ -1,0 +1,49 @@
+#pragma once
+// Connects a training run to nmt-trackerd: registers (or resumes) the run with its resolved
+// config, typed params and provenance, and turns the client into a MetricsSink. The client never
+// blocks training (tracker/client/tracker_client.h); when the daemon is down, points wait in a
+// spool file in the run directory.
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "tracker/client/tracker_client.h"
+#include "trainer/train/metrics_sink.h"
+#include "trainer/train_config.h"
+
+namespace nmt::train {
+
+// Where the run comes from, gathered by main (environment, build): the library reads none of it.
+struct RunProvenance {
+  std::string host;
+  std::string git_revision;
+  std::string slurm_job_id;
+  std::string slurm_array_id;
+  int world_size = 1;
+  int rank = 0;
+};
+
+class TrackerMetricsSink : public MetricsSink {
+ public:
+  explicit TrackerMetricsSink(std::shared_ptr<tracker::TrackerClient> client)
+      : client_(std::move(client)) {}
+  void log(const std::string& key, std::int64_t step, double value) override {
+    client_->log_metric(key, step, value);
+  }
+
+ private:
+  std::shared_ptr<tracker::TrackerClient> client_;
+};
+
+// The config flattened to "section.key" params (the tracker section left out), plus
+// model.parameter_count.
+nlohmann::json flatten_params(const RunConfig& config, std::int64_t parameter_count);
+
+// Creates the client and registers the run; the run name defaults to the run directory's name.
+std::shared_ptr<tracker::TrackerClient> connect_tracker(const RunConfig& config,
+                                                        const std::string& run_dir,
+                                                        std::int64_t parameter_count,
+                                                        const RunProvenance& provenance);
+
+}  // namespace nmt::train
