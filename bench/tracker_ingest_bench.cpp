@@ -1,0 +1,169 @@
+// Metric ingestion through nmt-trackerd against the ceiling of this machine: raw batched SQLite
+// inserts into the same schema, in the same run. Starts a real daemon on 127.0.0.1, sends
+// batches of points from C client threads over keep-alive HTTP, and reports points/s, the ratio
+// to the raw rate, and request latency p50/p99.
+//
+//   build/bench/tracker_ingest_bench [--points N] [--batch B] [--clients C]
+
+#include <SQLiteCpp/Statement.h>
+#include <SQLiteCpp/Transaction.h>
+#include <fmt/format.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <nlohmann/json.hpp>
+#include <thread>
+
+#include "common/cli.h"
+#include "tracker/client/http_client.h"
+#include "tracker/store/database.h"
+
+extern char** environ;
+
+namespace {
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+struct Options {
+  std::int64_t points = 400000;
+  std::int64_t batch = 1000;
+  int clients = 4;
+};
+
+double seconds_since(Clock::time_point t) {
+  return std::chrono::duration<double>(Clock::now() - t).count();
+}
+
+// The ceiling: one prepared INSERT, one transaction per batch, straight into SQLite (WAL).
+double raw_points_per_second(const fs::path& dir, const Options& o) {
+  nmt::tracker::Database db((dir / "raw.db").string());
+  auto& sql = db.sqlite();
+  sql.exec("INSERT INTO experiments(name, created_at) VALUES ('bench', 0)");
+  sql.exec("INSERT INTO runs(experiment_id, name, started_at) VALUES (1, 'raw', 0)");
+  SQLite::Statement insert(
+      sql,
+      "INSERT INTO metrics(run_id, key, step, value, wall_time, rank) VALUES (1, ?, ?, ?, ?, 0)");
+  const auto start = Clock::now();
+  for (std::int64_t done = 0; done < o.points; done += o.batch) {
+    SQLite::Transaction tx(sql);
+    for (std::int64_t i = done; i < std::min(o.points, done + o.batch); ++i) {
+      insert.bind(1, "train/loss");
+      insert.bind(2, static_cast<std::int64_t>(i));
+      insert.bind(3, 1.0 / static_cast<double>(i + 1));
+      insert.bind(4, 1.7e9);
+      insert.exec();
+      insert.reset();
+    }
+    tx.commit();
+  }
+  return static_cast<double>(o.points) / seconds_since(start);
+}
+
+pid_t start_daemon(const std::string& daemon, const fs::path& dir) {
+  const std::string db = (dir / "daemon.db").string(), port_file = (dir / "port").string();
+  std::vector<std::string> args = {daemon,    "--db",        db,    "--port", "0", "--port-file",
+                                   port_file, "--log-level", "warn"};
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  pid_t pid = 0;
+  if (posix_spawn(&pid, daemon.c_str(), nullptr, nullptr, argv.data(), environ) != 0) {
+    throw std::runtime_error("cannot start " + daemon);
+  }
+  for (int i = 0; i < 200 && !fs::exists(port_file); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(25));
+  if (!fs::exists(port_file)) throw std::runtime_error("nmt-trackerd did not write its port file");
+  return pid;
+}
+
+std::string batch_body(int client, std::int64_t sequence, std::int64_t first, std::int64_t count) {
+  nlohmann::json points = nlohmann::json::array();
+  for (std::int64_t i = first; i < first + count; ++i) {
+    points.push_back({{"key", "train/loss"},
+                      {"step", i},
+                      {"value", 1.0 / static_cast<double>(i + 1)},
+                      {"time", 1.7e9}});
+  }
+  return nlohmann::json{{"rank", client}, {"sequence", sequence}, {"points", points}}.dump();
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"Points/s through nmt-trackerd vs raw batched SQLite inserts",
+               "tracker_ingest_bench"};
+  Options o;
+  std::string daemon = NMT_TRACKERD;
+  nmt::LogOptions log;
+  log.tool = "tracker_ingest_bench";
+  log.level = "warn";
+  app.add_option("--points", o.points, "Points in total")->capture_default_str();
+  app.add_option("--batch", o.batch, "Points per request / transaction")->capture_default_str();
+  app.add_option("--clients", o.clients, "Concurrent HTTP clients")->capture_default_str();
+  app.add_option("--daemon", daemon, "nmt-trackerd binary")->capture_default_str();
+  nmt::add_logging_flags(app, log);
+  return nmt::run_tool(app, log, argc, argv, [&] {
+    const fs::path dir = fs::temp_directory_path() / fmt::format("tracker_bench_{}", ::getpid());
+    fs::create_directories(dir);
+    const double raw = raw_points_per_second(dir, o);
+    const pid_t pid = start_daemon(daemon, dir);
+    std::string port;
+    std::ifstream(dir / "port") >> port;
+    const auto url = nmt::tracker::parse_url("http://127.0.0.1:" + port);
+    nmt::tracker::HttpClient setup(url, "", std::chrono::seconds(10));
+    const auto run = nlohmann::json::parse(
+        setup.request("POST", "/api/runs", R"({"experiment":"bench","name":"ingest"})").body);
+    const std::string target =
+        fmt::format("/api/runs/{}/metrics", run["run_id"].get<std::int64_t>());
+    // Bodies are built before timing: the clock measures the daemon, not the benchmark's JSON.
+    const std::int64_t batches = o.points / o.batch;
+    std::vector<std::string> bodies(static_cast<std::size_t>(batches));
+    for (std::int64_t b = 0; b < batches; ++b) {
+      bodies[static_cast<std::size_t>(b)] =
+          batch_body(static_cast<int>(b % o.clients), b, b * o.batch, o.batch);
+    }
+    std::vector<std::vector<double>> latencies(static_cast<std::size_t>(o.clients));
+    const auto start = Clock::now();
+    std::vector<std::thread> threads;
+    for (int c = 0; c < o.clients; ++c) {
+      threads.emplace_back([&, c] {
+        nmt::tracker::HttpClient client(url, "", std::chrono::seconds(30));
+        for (std::int64_t b = c; b < batches; b += o.clients) {
+          const auto t0 = Clock::now();
+          const auto response = client.request("POST", target, bodies[static_cast<std::size_t>(b)]);
+          if (response.status != 200) throw std::runtime_error("ingest failed: " + response.body);
+          latencies[static_cast<std::size_t>(c)].push_back(1000.0 * seconds_since(t0));
+        }
+      });
+    }
+    for (auto& t : threads) t.join();
+    const double through = static_cast<double>(batches * o.batch) / seconds_since(start);
+    std::vector<double> all;
+    for (const auto& l : latencies) all.insert(all.end(), l.begin(), l.end());
+    std::sort(all.begin(), all.end());
+    const auto pct = [&](double p) {
+      return all[static_cast<std::size_t>(p * static_cast<double>(all.size() - 1))];
+    };
+    kill(pid, SIGTERM);
+    int status = 0;
+    waitpid(pid, &status, 0);
+    std::cout << fmt::format("raw SQLite (batches of {}):      {:>12.0f} points/s\n", o.batch, raw);
+    std::cout << fmt::format(
+        "nmt-trackerd ({} clients, HTTP):  {:>12.0f} points/s  ({:.0f}% of raw)\n", o.clients,
+        through, 100.0 * through / raw);
+    std::cout << fmt::format(
+        "request latency: p50 {:.2f} ms, p99 {:.2f} ms ({} requests of {} points)\n", pct(0.5),
+        pct(0.99), all.size(), o.batch);
+    std::cout << fmt::format("daemon exit status after SIGTERM: {}\n",
+                             WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+    fs::remove_all(dir);
+    return 0;
+  });
+}
