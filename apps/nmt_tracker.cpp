@@ -386,8 +386,40 @@ int cmd_table(HttpClient& http, const std::string& sweep, const std::string& for
   return 0;
 }
 
+struct EvalArgs {
+  std::int64_t run = 0;
+  std::string split = "test", checkpoint, signature;
+  std::optional<std::int64_t> step;
+  std::optional<double> bleu, chrf, perplexity;
+};
+
+// Records an evaluation (scripts: the quickstart and nmt-sweep log their BLEU this way).
+int cmd_log_eval(HttpClient& http, const EvalArgs& a) {
+  json body = {{"split", a.split}};
+  if (!a.checkpoint.empty()) body["checkpoint"] = a.checkpoint;
+  if (!a.signature.empty()) body["signature"] = a.signature;
+  if (a.step) body["step"] = *a.step;
+  if (a.bleu) body["bleu"] = *a.bleu;
+  if (a.chrf) body["chrf"] = *a.chrf;
+  if (a.perplexity) body["perplexity"] = *a.perplexity;
+  const std::string target = fmt::format("/api/runs/{}/evals", a.run);
+  nmt::tracker::HttpResponse response;
+  try {
+    response = http.request("POST", target, body.dump());
+  } catch (const nmt::tracker::HttpError& e) {
+    throw Unreachable(fmt::format("cannot reach nmt-trackerd at {}: {}", http.url().to_string(), e.what()));
+  }
+  if (response.status != 200) {
+    throw std::runtime_error(fmt::format("POST {}: {} {}", target, response.status, response.body.substr(0, 300)));
+  }
+  std::cout << response.body << "\n";
+  return 0;
+}
+
 // The subcommands' arguments, filled in by CLI11.
 struct Commands {
+  EvalArgs eval;
+  CLI::App* eval_cmd = nullptr;
   RunsQuery runs;
   std::int64_t show_run = 0;
   bool show_json = false;
@@ -420,6 +452,16 @@ void add_commands(CLI::App& app, Commands& c) {
   c.compare_cmd = app.add_subcommand("compare", "Two runs: differing params, metrics, evals");
   c.compare_cmd->add_option("RUNS", c.compare_runs, "Two run ids")->required()->expected(2);
 
+  auto* eval = c.eval_cmd = app.add_subcommand("log-eval", "Record an evaluation of a run");
+  eval->add_option("RUN", c.eval.run, "Run id")->required();
+  eval->add_option("--split", c.eval.split, "valid or test")->capture_default_str();
+  eval->add_option("--bleu", c.eval.bleu, "BLEU");
+  eval->add_option("--chrf", c.eval.chrf, "chrF");
+  eval->add_option("--perplexity", c.eval.perplexity, "Perplexity");
+  eval->add_option("--signature", c.eval.signature, "sacreBLEU-style signature of the score");
+  eval->add_option("--checkpoint", c.eval.checkpoint, "Checkpoint evaluated");
+  eval->add_option("--step", c.eval.step, "Training step of the checkpoint");
+
   auto* table = app.add_subcommand("table", "A sweep's ablation table (paper Table 3)");
   table->add_option("--sweep", c.sweep, "Sweep name")->required();
   table->add_option("--format", c.format, "md, csv or json")
@@ -434,6 +476,7 @@ int dispatch(const Daemon& daemon, const Commands& c) {
     if (*c.show_cmd) return cmd_show(*http, c.show_run, c.show_json);
     if (*c.metrics_cmd) return cmd_metrics(*http, c.metrics);
     if (*c.compare_cmd) return cmd_compare(*http, c.compare_runs);
+    if (*c.eval_cmd) return cmd_log_eval(*http, c.eval);
     return cmd_table(*http, c.sweep, c.format);
   } catch (const Unreachable& e) {
     spdlog::error("{}", e.what());

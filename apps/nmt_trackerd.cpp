@@ -122,8 +122,10 @@ int run_daemon(DaemonOptions& o) {
   nmt::tracker::RequestHandler handler(store, token);
   HttpServer server(io, o.server,
                     [&handler](const nmt::tracker::Request& r) { return handler.handle(r); });
-  if (!o.port_file.empty())
+  // Written only now: scripts take the file's appearance to mean "listening and ready".
+  if (!o.port_file.empty()) {
     nmt::write_file_atomically(o.port_file, std::to_string(server.port()) + "\n");
+  }
   spdlog::info("listening on {}:{} (database {}, schema version {}, {})", o.server.bind_address,
                server.port(), o.db, db.schema_version(),
                token.empty() ? "no authentication" : "bearer token required");

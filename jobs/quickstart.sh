@@ -1,47 +1,115 @@
 #!/usr/bin/env bash
-# The main job: set-up and build when needed, then the pipeline on Multi30k English-German.
-# Stages that exist today: machine report, preprocessing (joint BPE vocabulary + HDF5 shards).
-# Training, averaging, translation, scoring and tracking join here as their issues land.
-#   NMT_DATA_DIR   Multi30k directory (default ../shared/data/multi30k beside the checkout)
-#   NMT_WORK_DIR   where data and runs go (default runs/ in the checkout)
+# The main job: the whole pipeline on Multi30k English->German, on this machine.
+#   set-up and build (when needed) -> tracker daemon -> preprocess -> train -> average the last
+#   checkpoints -> beam-decode test_2016_flickr -> BLEU and chrF -> recorded in the tracker.
+# Environment (all optional):
+#   NMT_DATA_DIR          Multi30k directory (default ../shared/data/multi30k beside the checkout)
+#   NMT_WORK_DIR          data, runs and the tracker database (default runs/ in the checkout)
+#   NMT_TRACKER_PORT_FILE an existing tracker's port file, instead of starting one here
+#   NMT_QUICKSTART_CONFIG run config (default configs/multi30k-quick.yaml)
+#   NMT_QUICKSTART_SET    extra "--set key=value" arguments for nmt-train (the CTest uses it)
+#   NMT_VOCAB_SIZE        joint BPE size (default 8000)
+#   NMT_AVERAGE_LAST      checkpoints to average (default 5)
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 data=$(realpath -m "${NMT_DATA_DIR:-$root/../shared/data/multi30k}")
-work=${NMT_WORK_DIR:-$root/runs}
-run_dir=$work/quickstart-$(date +%Y%m%d-%H%M%S)
-shards=$work/data/multi30k-bpe8000
+work=$(realpath -m "${NMT_WORK_DIR:-$root/runs}")
+config=${NMT_QUICKSTART_CONFIG:-$root/configs/multi30k-quick.yaml}
+vocab=${NMT_VOCAB_SIZE:-8000}
+shards=$work/data/multi30k-bpe$vocab
+run_name=quickstart-$(date +%Y%m%d-%H%M%S)
+run_dir=$work/$run_name
+start_time=$(date +%s)
 
-stage() { printf '\n== %s\n' "$*"; }
-fail() { echo "quickstart: $*" >&2; exit 1; }
+stage() { printf '\n== %s  (%s elapsed)\n' "$*" "$(date -u -d @$(( $(date +%s) - start_time )) +%M:%S)"; }
+fail() { echo "quickstart: FAILED at $*" >&2; exit 1; }
 
-stage "1/4 set-up"
-"$root/jobs/setup.sh" || fail "set-up failed"
-
-stage "2/4 build"
-"$root/jobs/build.sh" || fail "build failed"
+stage "1/8 set-up"
+"$root/jobs/setup.sh" || fail "set-up"
+stage "2/8 build"
+"$root/jobs/build.sh" || fail "build"
 bin=${NMT_BUILD_DIR:-$root/build}/apps
-
-stage "3/4 machine report"
 for split in train val test_2016_flickr; do
   for lang in en de; do
-    [[ -f "$data/$split.$lang.gz" ]] || fail "missing $data/$split.$lang.gz (set NMT_DATA_DIR)"
+    [[ -f "$data/$split.$lang.gz" ]] || fail "data: missing $data/$split.$lang.gz (set NMT_DATA_DIR)"
   done
 done
 mkdir -p "$run_dir"
-"$bin/nmt-sysinfo" --json > "$run_dir/sysinfo.json" || fail "nmt-sysinfo failed"
-"$bin/nmt-sysinfo" --matmul-size 0
 
-stage "4/4 preprocess Multi30k (joint BPE, HDF5 shards)"
+stage "3/8 tracker"
+if [[ -n "${NMT_TRACKER_PORT_FILE:-}" ]]; then
+  port_file=$NMT_TRACKER_PORT_FILE
+  echo "using the tracker of $port_file"
+else
+  port_file=$run_dir/tracker.port
+  "$bin/nmt-trackerd" --db "$work/tracker.db" --port 0 --port-file "$port_file" \
+    --log-file "$run_dir/trackerd.log" --log-level warn &
+  tracker_pid=$!
+  trap 'kill -TERM $tracker_pid 2>/dev/null; wait $tracker_pid 2>/dev/null' EXIT
+  for _ in $(seq 1 100); do [[ -s "$port_file" ]] && break; sleep 0.1; done
+  [[ -s "$port_file" ]] || fail "tracker: nmt-trackerd did not start (see $run_dir/trackerd.log)"
+  echo "nmt-trackerd on 127.0.0.1:$(cat "$port_file"), database $work/tracker.db"
+fi
+tracker=("$bin/nmt-tracker" --port-file "$port_file")
+
+stage "4/8 preprocess Multi30k (joint BPE $vocab, HDF5 shards)"
 if [[ -f "$shards/manifest.json" ]]; then
   echo "reusing $shards"
 else
   "$bin/nmt-preprocess" --config "$root/configs/preprocess/multi30k.yaml" --out "$shards" \
+    --vocab-size "$vocab" \
     --train "$data/train.en.gz" "$data/train.de.gz" \
     --valid "$data/val.en.gz" "$data/val.de.gz" \
-    --test "$data/test_2016_flickr.en.gz" "$data/test_2016_flickr.de.gz" \
-    || fail "preprocessing failed"
+    --test "$data/test_2016_flickr.en.gz" "$data/test_2016_flickr.de.gz" || fail "preprocess"
 fi
 
-echo
-echo "quickstart: shards and vocabulary in $shards (manifest.json lists splits, counts, checksums)"
-echo "quickstart: machine report in $run_dir/sysinfo.json"
+stage "5/8 train ($(basename "$config"))"
+train_start=$(date +%s)
+# shellcheck disable=SC2086
+"$bin/nmt-train" --config "$config" --data "$shards" --run-dir "$run_dir/train" \
+  --tracker-port-file "$port_file" --experiment quickstart --set "tracker.run_name=$run_name" \
+  ${NMT_QUICKSTART_SET:-} | tee "$run_dir/train.txt" || fail "train"
+train_seconds=$(( $(date +%s) - train_start ))
+
+stage "6/8 average the last ${NMT_AVERAGE_LAST:-5} checkpoints"
+"$bin/nmt-average" --run-dir "$run_dir/train" --last "${NMT_AVERAGE_LAST:-5}" \
+  --output "$run_dir/averaged.h5" || fail "average"
+
+stage "7/8 translate test_2016_flickr (beam 4, alpha 0.6)"
+zcat "$data/test_2016_flickr.en.gz" > "$run_dir/test.en"
+zcat "$data/test_2016_flickr.de.gz" > "$run_dir/test.de"
+"$bin/nmt-translate" --checkpoint "$run_dir/averaged.h5" --input "$run_dir/test.en" \
+  --output "$run_dir/test.hyp.de" --beam 4 --alpha 0.6 || fail "translate"
+
+stage "8/8 score and record"
+"$bin/nmt-bleu" "$run_dir/test.de" -i "$run_dir/test.hyp.de" -m bleu chrf --json > "$run_dir/scores.json" \
+  || fail "score"
+read -r bleu chrf signature < <(python3 - "$run_dir/scores.json" <<'PY'
+import json, sys
+scores = {m["name"]: m for m in json.load(open(sys.argv[1]))}
+print(scores["BLEU"]["score"], scores["chrF2"]["score"], scores["BLEU"]["signature"])
+PY
+) || fail "score: unreadable $run_dir/scores.json"
+run_id=$("${tracker[@]}" runs --experiment quickstart --json | python3 -c "
+import json, sys
+print([r['run_id'] for r in json.load(sys.stdin)['runs'] if r['name'] == '$run_name'][-1])") \
+  || fail "record: run $run_name not found in the tracker"
+"${tracker[@]}" log-eval "$run_id" --split test --bleu "$bleu" --chrf "$chrf" --signature "$signature" \
+  --checkpoint "$run_dir/averaged.h5" > /dev/null || fail "record"
+params=$(grep -o '[0-9]* parameters' "$run_dir/train.txt" | tail -1 | cut -d' ' -f1)
+
+cat <<SUMMARY
+
+================================ quickstart summary ================================
+  BLEU (test_2016_flickr, detokenized, cased, sacreBLEU 13a):  $bleu
+  chrF2:                                                       $chrf
+  signature:     $signature
+  parameters:    $params
+  training time: ${train_seconds} s ($(basename "$config"))      total: $(( $(date +%s) - start_time )) s
+  outputs:       $run_dir   (train/, averaged.h5, test.hyp.de, scores.json)
+  tracker db:    $work/tracker.db   (run $run_id, experiment "quickstart")
+  query:         ${tracker[*]} show $run_id
+                 ${tracker[*]} metrics $run_id train/loss --csv
+  (a tracker started here stops with this script; restart: $bin/nmt-trackerd --db $work/tracker.db --port-file P)
+=====================================================================================
+SUMMARY

@@ -199,6 +199,8 @@ TEST(TrackerDaemon, SigtermExitsZeroPromptlyAndKeepsTheData) {
     ASSERT_TRUE(WIFEXITED(status)) << daemon.log();
     EXPECT_EQ(WEXITSTATUS(status), 0) << daemon.log();
     EXPECT_FALSE(std::filesystem::exists(daemon.port_file()));
+    // SQLite removes the WAL when the last connection closes: the database was closed cleanly.
+    EXPECT_FALSE(std::filesystem::exists(dir.file("tracker.db-wal")));
     EXPECT_TRUE(idle.socket().closed_within(std::chrono::seconds(1)));
   }
   Daemon again(dir, {});
