@@ -11,9 +11,9 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 mkdir -p "$work/data"
 for lang in en de; do
-  zcat "$data/train.$lang.gz" | head -300 | gzip > "$work/data/train.$lang.gz"
-  zcat "$data/val.$lang.gz" | head -50 | gzip > "$work/data/val.$lang.gz"
-  zcat "$data/train.$lang.gz" | head -60 | gzip > "$work/data/test_2016_flickr.$lang.gz"
+  (zcat "$data/train.$lang.gz" || true) | head -300 | gzip > "$work/data/train.$lang.gz"
+  (zcat "$data/val.$lang.gz" || true) | head -50 | gzip > "$work/data/val.$lang.gz"
+  (zcat "$data/train.$lang.gz" || true) | head -60 | gzip > "$work/data/test_2016_flickr.$lang.gz"
 done
 
 NMT_SKIP_SETUP=1 NMT_BUILD_DIR=$build NMT_DATA_DIR=$work/data NMT_WORK_DIR=$work/runs NMT_VOCAB_SIZE=400 \
