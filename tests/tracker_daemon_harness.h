@@ -283,6 +283,10 @@ class Daemon {
       }
       std::this_thread::sleep_for(std::chrono::milliseconds(5));
     }
+    // The destructor will not run for a throwing constructor: reap the child here.
+    ::kill(pid_, SIGKILL);
+    ::waitpid(pid_, nullptr, 0);
+    pid_ = -1;
     throw std::runtime_error("nmt-trackerd wrote no port file within 15 s:\n" + log());
   }
 

@@ -6,6 +6,10 @@
 
 #include <boost/asio/io_context.hpp>
 
+#include <atomic>
+#include <filesystem>
+#include <iostream>
+#include <memory>
 #include <set>
 #include <thread>
 
@@ -231,7 +235,11 @@ TEST(TrackerDaemon, SigkillLosesNoAcknowledgedBatch) {
         // The daemon died under us: what was acknowledged is what counts.
       }
     });
-    while (acked < 40) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    // Kill mid-stream; the deadline only guards against an ingest thread that stopped early.
+    const auto deadline = Clock::now() + std::chrono::seconds(10);
+    while (acked < 40 && Clock::now() < deadline) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
     daemon.signal_and_wait(SIGKILL);
     ingest.join();
   }
