@@ -5,6 +5,8 @@
 
 #include "eval/tokenizer_13a.h"
 
+#include "common/utf8.h"
+
 #include <algorithm>
 #include <array>
 #include <cstdint>
@@ -15,34 +17,6 @@ namespace {
 
 unsigned char byte_at(std::string_view text, std::size_t i) {
   return static_cast<unsigned char>(text[i]);
-}
-
-// Length of the well-formed UTF-8 sequence starting at text[i] (Unicode table 3-7, which is what
-// Python's strict codec enforces), or 0 when it is ill-formed.
-std::size_t sequence_length(std::string_view text, std::size_t i) {
-  const unsigned char lead = byte_at(text, i);
-  if (lead < 0x80) return 1;
-  std::size_t length = 0;
-  unsigned char low = 0x80, high = 0xBF;  // allowed range of the second byte
-  if (lead >= 0xC2 && lead <= 0xDF) {
-    length = 2;
-  } else if (lead >= 0xE0 && lead <= 0xEF) {
-    length = 3;
-    if (lead == 0xE0) low = 0xA0;   // overlong
-    if (lead == 0xED) high = 0x9F;  // surrogates
-  } else if (lead >= 0xF0 && lead <= 0xF4) {
-    length = 4;
-    if (lead == 0xF0) low = 0x90;   // overlong
-    if (lead == 0xF4) high = 0x8F;  // above U+10FFFF
-  } else {
-    return 0;
-  }
-  if (i + length > text.size()) return 0;
-  if (byte_at(text, i + 1) < low || byte_at(text, i + 1) > high) return 0;
-  for (std::size_t k = 2; k < length; ++k) {
-    if ((byte_at(text, i + k) & 0xC0) != 0x80) return 0;
-  }
-  return length;
 }
 
 // Decodes the code point at text[i] of already validated UTF-8; `length` receives its size.
@@ -243,7 +217,7 @@ std::string join_python_words(std::string_view text) {
 
 std::optional<std::size_t> find_invalid_utf8(std::string_view text) {
   for (std::size_t i = 0; i < text.size();) {
-    const std::size_t length = sequence_length(text, i);
+    const std::size_t length = utf8_sequence_length(text, i);
     if (length == 0) return i;
     i += length;
   }

@@ -1,5 +1,7 @@
 #include "preprocess/cleaning.h"
 
+#include "common/utf8.h"
+
 #include <algorithm>
 #include <stdexcept>
 #include <string_view>
@@ -8,35 +10,6 @@ namespace nmt::preprocess {
 namespace {
 
 constexpr const char* kReplacement = "\xEF\xBF\xBD";  // U+FFFD
-
-// Length of the valid UTF-8 sequence starting at text[i], or 0 if it is invalid (overlong forms,
-// surrogates and code points above U+10FFFF are invalid too).
-std::size_t valid_sequence_length(const std::string& text, std::size_t i) {
-  const auto byte = [&](std::size_t k) { return static_cast<unsigned char>(text[k]); };
-  const unsigned char c = byte(i);
-  if (c < 0x80) return 1;
-  std::size_t length = 0;
-  unsigned char low = 0x80, high = 0xBF;  // allowed range of the second byte
-  if (c >= 0xC2 && c <= 0xDF) {
-    length = 2;
-  } else if (c >= 0xE0 && c <= 0xEF) {
-    length = 3;
-    if (c == 0xE0) low = 0xA0;
-    if (c == 0xED) high = 0x9F;
-  } else if (c >= 0xF0 && c <= 0xF4) {
-    length = 4;
-    if (c == 0xF0) low = 0x90;
-    if (c == 0xF4) high = 0x8F;
-  } else {
-    return 0;
-  }
-  if (i + length > text.size()) return 0;
-  if (byte(i + 1) < low || byte(i + 1) > high) return 0;
-  for (std::size_t k = 2; k < length; ++k) {
-    if ((byte(i + k) & 0xC0) != 0x80) return 0;
-  }
-  return length;
-}
 
 std::uint64_t fnv1a(std::string_view a, std::string_view b) {
   std::uint64_t hash = 1469598103934665603ull;
@@ -78,14 +51,14 @@ void CleaningStats::merge(const CleaningStats& other) {
 bool repair_utf8(std::string& text) {
   std::size_t i = 0;
   while (i < text.size()) {
-    const std::size_t length = valid_sequence_length(text, i);
+    const std::size_t length = utf8_sequence_length(text, i);
     if (length == 0) break;
     i += length;
   }
   if (i == text.size()) return false;  // the common case: valid, no copy
   std::string repaired = text.substr(0, i);
   while (i < text.size()) {
-    const std::size_t length = valid_sequence_length(text, i);
+    const std::size_t length = utf8_sequence_length(text, i);
     if (length == 0) {
       repaired += kReplacement;
       ++i;
