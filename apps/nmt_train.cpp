@@ -1,5 +1,6 @@
-// nmt-train: trains the Transformer (one process; data parallelism arrives with the MPI issue), or
-// with --count-params prints the parameter count of the model a config builds.
+// nmt-train: trains the Transformer, as one process or as a data-parallel job of MPI ranks
+// (`mpirun -np N nmt-train ...`, `srun nmt-train ...`), or with --count-params prints the
+// parameter count of the model a config builds.
 
 #include <unistd.h>
 
@@ -10,6 +11,7 @@
 
 #include "common/cli.h"
 #include "preprocess/shard_format.h"
+#include "trainer/dist/mpi_context.h"
 #include "trainer/model/transformer.h"
 #include "trainer/runtime/blas_backend.h"
 #include "trainer/train/run_tracking.h"
@@ -60,7 +62,7 @@ nmt::train::RunProvenance provenance() {
   return p;
 }
 
-int train(nmt::RunConfig config, const Options& o) {
+int train(nmt::RunConfig config, const Options& o, const nmt::dist::Communicator& world) {
   nmt::runtime::check_blas_backend();
   if (config.data.dir.empty())
     throw std::invalid_argument("data.dir: no shards given (--data DIR)");
@@ -70,44 +72,58 @@ int train(nmt::RunConfig config, const Options& o) {
                                             o.vocab_size, config.data.dir, manifest.vocab_size));
   }
   config.model.vocab_size = manifest.vocab_size;
-  const std::string run_dir = o.run_dir.empty() ? default_run_dir() : o.run_dir;
-  std::filesystem::create_directories(run_dir);
+  std::string run_dir = o.run_dir.empty() ? default_run_dir() : o.run_dir;
+  world.broadcast(run_dir);  // a default name has rank 0's timestamp
+  // Rank 0 alone writes metrics and talks to the tracker; the others' sink discards.
   auto sink = std::make_shared<nmt::train::FanoutMetricsSink>();
-  sink->add(std::make_shared<nmt::train::JsonlMetricsSink>(run_dir + "/metrics.jsonl"));
+  if (world.is_root()) {
+    std::filesystem::create_directories(run_dir);
+    sink->add(std::make_shared<nmt::train::JsonlMetricsSink>(run_dir + "/metrics.jsonl"));
+  }
   std::shared_ptr<nmt::tracker::TrackerClient> tracker;
-  if (config.tracker.enabled()) {
+  if (config.tracker.enabled() && world.is_root()) {
     tracker = nmt::train::connect_tracker(config, run_dir, config.model.expected_parameter_count(),
                                           provenance());
     sink->add(std::make_shared<nmt::train::TrackerMetricsSink>(tracker));
   }
-  nmt::train::Trainer trainer(config, run_dir, sink);
+  nmt::train::Trainer trainer(config, run_dir, sink, world);
   nmt::train::TrainResult result;
   try {
     result = trainer.run(o.resume);
-  } catch (...) {
+  } catch (const std::exception& e) {
     if (tracker) tracker->set_status(nmt::tracker::RunStatus::kFailed);
+    // The other ranks may be inside a collective: end them all rather than leave them waiting.
+    if (world.size() > 1) {
+      if (tracker) tracker->flush(std::chrono::seconds(5));
+      nmt::dist::Communicator::abort_job(fmt::format("rank {}: {}", world.rank(), e.what()), 1);
+    }
     throw;
   }
+  if (!world.is_root()) return 0;
   if (tracker) {
     tracker->set_status(nmt::tracker::RunStatus::kFinished);
     tracker->flush(std::chrono::seconds(10));
   }
   std::cout << fmt::format(
       "trained {} steps in {:.1f} s; last loss {:.4f}; best validation nll {:.4f} "
-      "(perplexity {:.2f}); {} parameters; run directory {}\n",
+      "(perplexity {:.2f}); {} parameters; {} rank(s), {:.1f}% of step time waiting on "
+      "all-reduce; run directory {}\n",
       result.steps, result.seconds, result.last_train_loss, result.best_valid_nll,
-      std::exp(result.best_valid_nll), result.parameters, run_dir);
+      std::exp(result.best_valid_nll), result.parameters, world.size(),
+      100.0 * result.allreduce_fraction, run_dir);
   return 0;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
+  nmt::dist::MpiContext mpi(&argc, &argv);
   CLI::App app{"Train the Transformer (Vaswani et al. 2017) on nmt-preprocess shards.",
                "nmt-train"};
   Options o;
   nmt::LogOptions log;
   log.tool = "nmt-train";
+  if (mpi.world().size() > 1) log.rank = mpi.world().rank();
   app.add_option("--config", o.config_file,
                  "YAML run config (configs/base.yaml, configs/big.yaml...)");
   app.add_option("--set", o.overrides, "Override a config key, e.g. --set model.d_model=256");
@@ -143,6 +159,6 @@ int main(int argc, char** argv) {
       std::cout << count << "\n";
       return 0;
     }
-    return train(config, o);
+    return train(config, o, mpi.world());
   });
 }

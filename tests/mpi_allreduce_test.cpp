@@ -5,12 +5,13 @@
 
 #include <numeric>
 
+#include "mpi_test_main.h"
 #include "trainer/dist/mpi_context.h"
 
 namespace nmt::dist {
 namespace {
 
-MpiContext* g_mpi = nullptr;
+Communicator* g_mpi = nullptr;
 
 TEST(Mpi, RunsOnSeveralRanks) {
   EXPECT_GE(g_mpi->size(), 2) << "launch with mpirun -np 2 or more";
@@ -53,19 +54,4 @@ TEST(Mpi, BroadcastCopiesRootState) {
 }  // namespace
 }  // namespace nmt::dist
 
-int main(int argc, char** argv) {
-  nmt::dist::MpiContext mpi(&argc, &argv);
-  nmt::dist::g_mpi = &mpi;
-  ::testing::InitGoogleTest(&argc, argv);
-  // Only rank 0 prints results; every rank's failures still set its exit code, and mpirun fails
-  // the job when any rank exits non-zero.
-  if (!mpi.is_root()) {
-    auto& listeners = ::testing::UnitTest::GetInstance()->listeners();
-    delete listeners.Release(listeners.default_result_printer());
-  }
-  const int result = RUN_ALL_TESTS();
-  // Agree on one outcome so no rank exits early while another still waits in a collective.
-  std::vector<std::int64_t> failed = {result != 0 ? 1 : 0};
-  mpi.allreduce_sum(failed);
-  return failed[0] == 0 ? 0 : 1;
-}
+int main(int argc, char** argv) { return nmt::testing::run_mpi_tests(argc, argv, nmt::dist::g_mpi); }

@@ -8,6 +8,7 @@
 #include <filesystem>
 
 #include "test_utils.h"
+#include "tiny_training.h"
 #include "trainer/checkpoint/checkpoint.h"
 #include "trainer/data/batching.h"
 #include "trainer/decode/greedy.h"
@@ -19,77 +20,11 @@ namespace {
 
 namespace fs = std::filesystem;
 using testing::TempDir;
-
-constexpr std::int64_t kVocab = 24;
-
-// Pair i: a pseudo-random source of 3..8 ids in [4, kVocab) and its "translation": each id mapped
-// to another and the order reversed.
-std::pair<std::vector<std::int32_t>, std::vector<std::int32_t>> make_pair(int i) {
-  std::vector<std::int32_t> src, tgt;
-  std::uint32_t state = 977u * static_cast<std::uint32_t>(i) + 13u;
-  for (int k = 0; k < 3 + i % 6; ++k) {
-    state = state * 1103515245u + 12345u;
-    src.push_back(static_cast<std::int32_t>(4 + (state >> 16) % (kVocab - 4)));
-  }
-  for (auto it = src.rbegin(); it != src.rend(); ++it) tgt.push_back(4 + (*it * 7) % (kVocab - 4));
-  return {src, tgt};
-}
-
-void write_split(const std::string& dir, const std::string& name, int pairs,
-                 preprocess::Manifest& manifest) {
-  preprocess::ShardWriter writer(dir, {name, kVocab, "tiny", {}, {}}, 1000, 0);
-  for (int i = 0; i < pairs; ++i) {
-    const auto [src, tgt] = make_pair(i);
-    writer.add(src, tgt, i);
-  }
-  preprocess::SplitManifest split;
-  split.name = name;
-  split.shards = writer.finish();
-  manifest.splits.push_back(split);
-}
-
-std::string write_data(const TempDir& dir, int pairs) {
-  const std::string data = dir.file("data");
-  fs::create_directories(data);
-  preprocess::Manifest manifest;
-  manifest.vocab_sha256 = "tiny";
-  manifest.vocab_size = kVocab;
-  write_split(data, "train", pairs, manifest);
-  write_split(data, "valid", 16, manifest);
-  preprocess::write_manifest(data, manifest);
-  return data;
-}
-
-RunConfig tiny_config(const std::string& data_dir) {
-  RunConfig c;
-  c.model.vocab_size = kVocab;
-  c.model.layers = 2;
-  c.model.d_model = 64;
-  c.model.d_ff = 128;
-  c.model.heads = 4;
-  c.model.d_k = c.model.d_v = 16;
-  c.model.dropout = 0.1;
-  c.data.dir = data_dir;
-  c.data.max_src_tokens = c.data.max_tgt_tokens = 200;
-  c.train.warmup_steps = 50;
-  c.train.lr_factor = 0.3;  // peak lr 0.3 / sqrt(64 * 50) = 5e-3
-  c.train.log_every = 50;
-  c.train.validate_every = 25;
-  c.checkpoint.every_steps = 10;
-  c.checkpoint.keep_last = 3;
-  return c;
-}
-
-std::shared_ptr<train::MetricsSink> sink_in(const std::string& run_dir) {
-  fs::create_directories(run_dir);
-  return std::make_shared<train::JsonlMetricsSink>(run_dir + "/metrics.jsonl");
-}
-
-model::Transformer load_model(const std::string& path, const RunConfig& config) {
-  model::Transformer model(config.model);
-  checkpoint::load_checkpoint(path, *model, nullptr, config);
-  return model;
-}
+using testing::load_model;
+using testing::make_pair;
+using testing::sink_in;
+using testing::tiny_config;
+using testing::write_data;
 
 TEST(Trainer, TinyModelMemorisesSixtyFourPairs) {
   TempDir dir;

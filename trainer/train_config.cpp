@@ -75,6 +75,15 @@ void load_checkpoint(const ConfigSection& s, CheckpointConfig& c) {
   s.finish();
 }
 
+void load_dist(const ConfigSection& s, DistConfig& d) {
+  s.read("backend", d.backend);
+  s.read("bucket_mb", d.bucket_mb);
+  s.read("overlap", d.overlap);
+  s.read("hang_timeout_s", d.hang_timeout_s);
+  s.read("root_work_timeout_s", d.root_work_timeout_s);
+  s.finish();
+}
+
 void load_tracker(const ConfigSection& s, TrackerConfig& t) {
   s.read("url", t.url);
   s.read("port_file", t.port_file);
@@ -94,6 +103,7 @@ RunConfig load_root(const YAML::Node& root, const std::string& source) {
   load_data(top.section("data"), config.data);
   load_train(top.section("train"), config.train);
   load_checkpoint(top.section("checkpoint"), config.checkpoint);
+  load_dist(top.section("dist"), config.dist);
   load_tracker(top.section("tracker"), config.tracker);
   top.finish();
   return config;
@@ -135,11 +145,20 @@ void CheckpointConfig::validate() const {
   require(keep_last >= 1, "checkpoint.keep_last", "must keep at least one checkpoint");
 }
 
+void DistConfig::validate() const {
+  require(backend == "auto" || backend == "mpi" || backend == "mpi-staged" || backend == "nccl",
+          "dist.backend", "expected auto, mpi, mpi-staged or nccl, got '" + backend + "'");
+  require(bucket_mb > 0, "dist.bucket_mb", "must be positive");
+  require(hang_timeout_s > 0 && root_work_timeout_s >= hang_timeout_s, "dist.hang_timeout_s",
+          "must be positive and at most dist.root_work_timeout_s");
+}
+
 void RunConfig::validate() const {
   model.validate();
   data.validate();
   train.validate();
   checkpoint.validate();
+  dist.validate();
 }
 
 RunConfig load_run_config(const std::string& path, const std::vector<std::string>& overrides) {
@@ -202,6 +221,12 @@ std::string to_yaml(const RunConfig& c) {
   out << YAML::Key << "checkpoint" << YAML::Value << YAML::BeginMap << YAML::Key << "every_steps"
       << YAML::Value << k.every_steps << YAML::Key << "every_minutes" << YAML::Value
       << k.every_minutes << YAML::Key << "keep_last" << YAML::Value << k.keep_last << YAML::EndMap;
+  const auto& p = c.dist;
+  out << YAML::Key << "dist" << YAML::Value << YAML::BeginMap << YAML::Key << "backend"
+      << YAML::Value << p.backend << YAML::Key << "bucket_mb" << YAML::Value << p.bucket_mb
+      << YAML::Key << "overlap" << YAML::Value << p.overlap << YAML::Key << "hang_timeout_s"
+      << YAML::Value << p.hang_timeout_s << YAML::Key << "root_work_timeout_s" << YAML::Value
+      << p.root_work_timeout_s << YAML::EndMap;
   const auto& r = c.tracker;
   out << YAML::Key << "tracker" << YAML::Value << YAML::BeginMap << YAML::Key << "url" << YAML::Value
       << r.url << YAML::Key << "port_file" << YAML::Value << r.port_file << YAML::Key << "token_file"

@@ -53,6 +53,16 @@ struct CheckpointConfig {
   void validate() const;
 };
 
+// Data parallelism over MPI ranks (mpirun / srun). Ignored by a single process.
+struct DistConfig {
+  std::string backend = "auto";  // auto, mpi (CUDA-aware MPI on GPUs), mpi-staged (via host), nccl
+  double bucket_mb = 25.0;       // gradient bytes fused into one all-reduce
+  bool overlap = true;           // start each bucket's all-reduce from the backward pass
+  double hang_timeout_s = 45.0;  // a rank waiting this long on a peer aborts the job, naming it
+  double root_work_timeout_s = 1800.0;  // the same, while rank 0 alone saves or decodes
+  void validate() const;
+};
+
 struct TrackerConfig {
   std::string url;           // http://127.0.0.1:PORT of an nmt-trackerd; empty: no tracking
   std::string port_file;     // or the daemon's --port-file (host 127.0.0.1)
@@ -70,6 +80,7 @@ struct RunConfig {
   DataConfig data;
   TrainConfig train;
   CheckpointConfig checkpoint;
+  DistConfig dist;
   TrackerConfig tracker;
   void validate() const;
 };

@@ -17,6 +17,8 @@
 #include "preprocess/vocabulary.h"
 #include "trainer/data/batching.h"
 #include "trainer/decode/translator.h"
+#include "trainer/dist/gradient_reducer.h"
+#include "trainer/dist/replica_check.h"
 #include "trainer/model/transformer.h"
 #include "trainer/optim/label_smoothing.h"
 #include "trainer/optim/noam_schedule.h"
@@ -34,9 +36,13 @@ double seconds_since(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
 }
 
+// Sums over all ranks, except the local_* fields (this rank's share, for its own tokens/s).
 struct UpdateStats {
   double loss_sum = 0, nll_sum = 0;
   std::int64_t tgt_tokens = 0, src_tokens = 0;
+  std::int64_t local_tokens = 0;   // source + target tokens of this rank's batches
+  double allreduce_seconds = 0.0;  // this rank's wait for the gradient all-reduce
+  bool checkpoint_by_time = false; // rank 0's clock decides, so every rank agrees
 };
 
 struct ValidStats {
@@ -50,6 +56,9 @@ struct Trainer::Impl {
   RunConfig config;
   std::string run_dir;
   std::shared_ptr<MetricsSink> sink;
+  dist::Communicator comm = dist::Communicator::self();
+  std::unique_ptr<dist::GradientReducer> reducer;  // with several ranks
+  double allreduce_seconds = 0.0, step_seconds_total = 0.0;
   c10::Device device{c10::kCPU};
   preprocess::ShardDataset train_data, valid_data;
   std::unique_ptr<data::TokenBatcher> train_batches, valid_batches;
@@ -64,6 +73,7 @@ struct Trainer::Impl {
   double elapsed_before = 0.0;  // training seconds of earlier processes (from the checkpoint)
 
   void setup();
+  void setup_data_parallel();
   data::Batch next_batch();
   UpdateStats update();
   double gradient_norm() const;
@@ -73,11 +83,16 @@ struct Trainer::Impl {
   void after_update(const UpdateStats& u, double step_seconds, ProgressMeter& progress,
                     TrainResult& result);
   void save(const std::string& path);
+  void log_rank_throughput(const UpdateStats& u, double step_seconds);
 };
 
 void Trainer::Impl::setup() {
   const auto& t = config.train;
   device = runtime::select_device(t.device);
+  // One GPU per rank: a bare "cuda"/"auto" becomes the local rank's device.
+  if (device.is_cuda() && comm.size() > 1 && t.device.find(':') == std::string::npos) {
+    device = c10::Device(c10::kCUDA, static_cast<c10::DeviceIndex>(comm.local_rank()));
+  }
   if (device.is_cpu()) runtime::configure_cpu_threads(t.threads);
   runtime::check_precision(t.precision, device);
   scaler = runtime::LossScaler(t.precision == "fp16");
@@ -108,11 +123,19 @@ data::Batch Trainer::Impl::next_batch() {
       plan_epoch = state.epoch;
       if (plan.empty()) throw std::runtime_error("no training batches: is the train split empty?");
     }
-    if (state.batch_in_epoch < static_cast<std::int64_t>(plan.size())) break;
+    // Each micro-step takes one batch per rank (rank r: the r-th); an epoch's last batches that
+    // cannot give every rank one are left for the next epoch's shuffle.
+    if (state.batch_in_epoch + comm.size() <= static_cast<std::int64_t>(plan.size())) break;
+    if (state.batch_in_epoch == 0) {
+      throw std::runtime_error(fmt::format("an epoch has {} batches, fewer than the {} ranks",
+                                           plan.size(), comm.size()));
+    }
     ++state.epoch;
     state.batch_in_epoch = 0;
   }
-  auto batch = train_batches->make_batch(plan[static_cast<std::size_t>(state.batch_in_epoch++)]);
+  auto batch =
+      train_batches->make_batch(plan[static_cast<std::size_t>(state.batch_in_epoch + comm.rank())]);
+  state.batch_in_epoch += comm.size();
   batch.src = batch.src.to(device);
   batch.tgt_in = batch.tgt_in.to(device);
   batch.tgt_out = batch.tgt_out.to(device);
@@ -122,6 +145,7 @@ data::Batch Trainer::Impl::next_batch() {
 UpdateStats Trainer::Impl::update() {
   const auto& t = config.train;
   UpdateStats u;
+  comm.set_step(state.step + 1);
   adam->zero_grad();
   for (std::int64_t a = 0; a < t.accumulation; ++a) {
     const auto batch = next_batch();
@@ -133,13 +157,31 @@ UpdateStats Trainer::Impl::update() {
                                          batch.tgt_out.reshape({-1}), t.label_smoothing,
                                          preprocess::kPadId);
     }
+    if (reducer && a + 1 == t.accumulation) reducer->arm();
     (terms.smoothed * scaler.scale()).backward();
     u.loss_sum += terms.smoothed.item<double>();
     u.nll_sum += terms.nll.item<double>();
     u.tgt_tokens += terms.tokens;
     u.src_tokens += batch.src_tokens;
   }
-  // Token-averaged gradients: the update's loss is the mean over all its target tokens.
+  u.local_tokens = u.src_tokens + u.tgt_tokens;
+  if (reducer) {
+    comm.take_wait_seconds();
+    reducer->finish();
+    u.allreduce_seconds = comm.take_wait_seconds();
+    const bool by_time = comm.is_root() && config.checkpoint.every_minutes > 0 &&
+                         seconds_since(last_checkpoint) >= 60.0 * config.checkpoint.every_minutes;
+    std::vector<double> sums = {u.loss_sum, u.nll_sum, static_cast<double>(u.tgt_tokens),
+                                static_cast<double>(u.src_tokens), by_time ? 1.0 : 0.0};
+    comm.allreduce_sum(sums);
+    u.loss_sum = sums[0];
+    u.nll_sum = sums[1];
+    u.tgt_tokens = static_cast<std::int64_t>(sums[2]);
+    u.src_tokens = static_cast<std::int64_t>(sums[3]);
+    u.checkpoint_by_time = sums[4] > 0;
+  }
+  // Token-averaged gradients: the update's loss is the mean over all its target tokens (of all
+  // ranks: the reducer left the sum over ranks in .grad).
   const bool finite = scaler.unscale(model->parameters());
   for (auto& p : model->parameters()) {
     if (p.grad().defined())
@@ -169,9 +211,12 @@ ValidStats Trainer::Impl::validate() {
   if (!valid_batches) return v;
   torch::NoGradGuard no_grad;
   model->eval();
+  // Rank r scores batches r, r + N, ...; the sums are then added over ranks.
   double nll = 0, loss = 0;
-  for (const auto& indices : valid_batches->sequential_plan()) {
-    const auto batch = valid_batches->make_batch(indices);
+  const auto plan_all = valid_batches->sequential_plan();
+  for (std::size_t i = static_cast<std::size_t>(comm.rank()); i < plan_all.size();
+       i += static_cast<std::size_t>(comm.size())) {
+    const auto batch = valid_batches->make_batch(plan_all[i]);
     runtime::AutocastScope autocast(config.train.precision);
     const auto logits = model->forward(batch.src.to(device), batch.tgt_in.to(device));
     const auto terms = optim::label_smoothed_loss(logits.reshape({-1, logits.size(-1)}),
@@ -182,6 +227,11 @@ ValidStats Trainer::Impl::validate() {
     v.tokens += terms.tokens;
   }
   model->train();
+  std::vector<double> sums = {nll, loss, static_cast<double>(v.tokens)};
+  comm.allreduce_sum(sums);
+  nll = sums[0];
+  loss = sums[1];
+  v.tokens = static_cast<std::int64_t>(sums[2]);
   const double tokens = static_cast<double>(std::max<std::int64_t>(v.tokens, 1));
   v.nll = nll / tokens;
   v.loss = loss / tokens;
@@ -218,47 +268,76 @@ double Trainer::Impl::validation_bleu() {
   return eval::corpus_bleu(hypotheses, {references}, eval::BleuOptions{}).score.score;
 }
 
+// Rank 0 writes; the replicas are identical.
 void Trainer::Impl::save(const std::string& path) {
+  if (!comm.is_root()) return;
   fs::create_directories(fs::path(path).parent_path());
   state.elapsed_seconds = elapsed_before + seconds_since(run_start);
   checkpoint::save_checkpoint(path, *model, adam.get(), state, config);
   last_checkpoint = Clock::now();
 }
 
+// Every rank reports its own throughput and all-reduce wait through rank 0, so a straggler shows
+// in the tracker as one rank's low tokens/s and the others' long waits.
+void Trainer::Impl::log_rank_throughput(const UpdateStats& u, double step_seconds) {
+  const auto tok_s = comm.gather(static_cast<double>(u.local_tokens) / step_seconds);
+  const auto waits = comm.gather(u.allreduce_seconds / step_seconds);
+  if (!comm.is_root()) return;
+  for (int r = 0; r < comm.size(); ++r) {
+    sink->log(fmt::format("train/rank{}/tokens_per_s", r), state.step, tok_s[r]);
+    sink->log(fmt::format("train/rank{}/allreduce_fraction", r), state.step, waits[r]);
+  }
+}
+
 void Trainer::Impl::after_update(const UpdateStats& u, double step_seconds, ProgressMeter& progress,
                                  TrainResult& result) {
   const auto& t = config.train;
+  const bool root = comm.is_root();
   const std::int64_t step = state.step;
   const double tokens = static_cast<double>(std::max<std::int64_t>(u.tgt_tokens, 1));
   result.last_train_loss = u.loss_sum / tokens;
+  allreduce_seconds += u.allreduce_seconds;
+  step_seconds_total += step_seconds;
   if (step % t.log_every == 0 || step == t.max_steps) {
+    if (comm.size() > 1) log_rank_throughput(u, step_seconds);
     const double lr =
         optim::noam_learning_rate(step, config.model.d_model, t.warmup_steps, t.lr_factor);
     const double tok_s = static_cast<double>(u.src_tokens + u.tgt_tokens) / step_seconds;
-    sink->log("train/loss", step, u.loss_sum / tokens);
-    sink->log("train/nll", step, u.nll_sum / tokens);
-    sink->log("train/ppl", step, std::exp(u.nll_sum / tokens));
-    sink->log("train/lr", step, lr);
-    sink->log("train/grad_norm", step, gradient_norm());
-    sink->log("train/tokens_per_s", step, tok_s);
-    sink->log("train/ms_per_step", step, 1000.0 * step_seconds);
-    spdlog::info("step {}: loss {:.3f}, ppl {:.2f}, lr {:.3g}, {:.0f} tokens/s, {:.0f} ms/step",
-                 step, u.loss_sum / tokens, std::exp(u.nll_sum / tokens), lr, tok_s,
-                 1000.0 * step_seconds);
+    const double grad_norm = gradient_norm();
+    if (root) {
+      sink->log("train/loss", step, u.loss_sum / tokens);
+      sink->log("train/nll", step, u.nll_sum / tokens);
+      sink->log("train/ppl", step, std::exp(u.nll_sum / tokens));
+      sink->log("train/lr", step, lr);
+      sink->log("train/grad_norm", step, grad_norm);
+      sink->log("train/tokens_per_s", step, tok_s);
+      sink->log("train/ms_per_step", step, 1000.0 * step_seconds);
+      spdlog::info("step {}: loss {:.3f}, ppl {:.2f}, lr {:.3g}, {:.0f} tokens/s, {:.0f} ms/step{}",
+                   step, u.loss_sum / tokens, std::exp(u.nll_sum / tokens), lr, tok_s,
+                   1000.0 * step_seconds,
+                   comm.size() > 1 ? fmt::format(" ({} ranks, {:.0f}% waiting on all-reduce)",
+                                                 comm.size(),
+                                                 100.0 * u.allreduce_seconds / step_seconds)
+                                   : "");
+    }
   }
-  progress.update(step, static_cast<double>(step) / static_cast<double>(t.max_steps));
+  if (root) progress.update(step, static_cast<double>(step) / static_cast<double>(t.max_steps));
+  bool root_worked = false;  // rank 0 wrote or decoded alone; the others wait for it below
   if (t.validate_every > 0 && (step % t.validate_every == 0 || step == t.max_steps) &&
       valid_batches) {
     const auto v = validate();
     sink->log("valid/nll", step, v.nll);
     sink->log("valid/loss", step, v.loss);
     sink->log("valid/ppl", step, v.ppl);
-    spdlog::info("step {}: validation nll {:.4f}, perplexity {:.2f} ({} tokens)", step, v.nll,
-                 v.ppl, v.tokens);
+    if (root) {
+      spdlog::info("step {}: validation nll {:.4f}, perplexity {:.2f} ({} tokens)", step, v.nll,
+                   v.ppl, v.tokens);
+    }
     if (v.nll < state.best_valid_nll) {
       state.best_valid_nll = v.nll;
       state.validations_without_improvement = 0;
       save((fs::path(run_dir) / "checkpoints" / "best.h5").string());
+      root_worked = true;
     } else {
       ++state.validations_without_improvement;
     }
@@ -267,28 +346,78 @@ void Trainer::Impl::after_update(const UpdateStats& u, double step_seconds, Prog
   }
   if (t.valid_bleu_every > 0 && valid_batches &&
       (step % t.valid_bleu_every == 0 || step == t.max_steps)) {
-    const double bleu = validation_bleu();
-    sink->log("valid/bleu", step, bleu);
-    spdlog::info("step {}: validation BLEU {:.2f} ({})", step, bleu,
-                 t.valid_bleu_beam == 1 ? "greedy" : fmt::format("beam {}", t.valid_bleu_beam));
+    if (root) {
+      const double bleu = validation_bleu();
+      sink->log("valid/bleu", step, bleu);
+      spdlog::info("step {}: validation BLEU {:.2f} ({})", step, bleu,
+                   t.valid_bleu_beam == 1 ? "greedy" : fmt::format("beam {}", t.valid_bleu_beam));
+    }
+    root_worked = true;
   }
   const auto& c = config.checkpoint;
   const bool by_steps = c.every_steps > 0 && step % c.every_steps == 0;
-  const bool by_time =
-      c.every_minutes > 0 && seconds_since(last_checkpoint) >= 60.0 * c.every_minutes;
+  const bool by_time = comm.size() > 1 ? u.checkpoint_by_time
+                                       : c.every_minutes > 0 && seconds_since(last_checkpoint) >=
+                                                                    60.0 * c.every_minutes;
   if (by_steps || by_time || step == t.max_steps || result.early_stopped) {
     save(checkpoint::checkpoint_path(run_dir, step));
-    checkpoint::prune_checkpoints(run_dir, c.keep_last);
+    if (root) checkpoint::prune_checkpoints(run_dir, c.keep_last);
+    last_checkpoint = Clock::now();
+    root_worked = true;
+  }
+  if (root_worked && comm.size() > 1) {
+    dist::Communicator::LongWait patient(comm);
+    comm.barrier();
   }
   sink->flush();
 }
 
-Trainer::Trainer(RunConfig config, std::string run_dir, std::shared_ptr<MetricsSink> sink)
+// The ranks become one data-parallel job: hang detection on, rank 0's parameters everywhere
+// (checked), a dropout stream of its own per rank, and the gradient reducer.
+void Trainer::Impl::setup_data_parallel() {
+  if (comm.size() == 1) return;
+  const auto& d = config.dist;
+  dist::HangOptions hang;
+  hang.timeout_s = d.hang_timeout_s;
+  hang.long_timeout_s = d.root_work_timeout_s;
+  comm.watch_for_hangs(hang);
+  auto tensors = model->parameters();
+  for (const auto& b : model->buffers()) tensors.push_back(b);
+  dist::broadcast_tensors(tensors, comm);
+  dist::verify_replicas(tensors, comm);
+  torch::manual_seed(config.train.seed + 1000003ull * static_cast<std::uint64_t>(comm.rank()) +
+                     static_cast<std::uint64_t>(state.step));
+  dist::ReducerOptions options;
+  options.bucket_mb = d.bucket_mb;
+  options.overlap = d.overlap;
+  const bool cuda = device.is_cuda();
+  if (d.backend == "nccl") {
+    throw std::runtime_error(
+        "dist.backend nccl: this build has no NCCL process group; use mpi or mpi-staged");
+  }
+  options.device_buffers =
+      cuda && (d.backend == "mpi" || (d.backend == "auto" && dist::Communicator::cuda_aware()));
+  reducer = std::make_unique<dist::GradientReducer>(model->parameters(), comm, options);
+  const auto sizes = reducer->bucket_elements();
+  if (comm.is_root()) {
+    spdlog::info(
+        "data parallel: {} ranks ({} on this node), {} gradient buckets (largest {} values), "
+        "overlap {}, {}",
+        comm.size(), comm.local_size(), sizes.size(), *std::max_element(sizes.begin(), sizes.end()),
+        d.overlap ? "on" : "off",
+        !cuda ? "MPI on host memory"
+              : (options.device_buffers ? "CUDA-aware MPI" : "MPI via pinned host buffers"));
+  }
+}
+
+Trainer::Trainer(RunConfig config, std::string run_dir, std::shared_ptr<MetricsSink> sink,
+                 dist::Communicator comm)
     : impl_(std::make_unique<Impl>()) {
   config.validate();
   impl_->config = std::move(config);
   impl_->run_dir = std::move(run_dir);
   impl_->sink = std::move(sink);
+  impl_->comm = std::move(comm);
 }
 
 Trainer::~Trainer() = default;
@@ -306,8 +435,11 @@ TrainResult Trainer::run(bool resume) {
                              " already holds checkpoints: pass --resume to continue it, "
                              "or choose another --run-dir");
   }
-  fs::create_directories(m.run_dir);
-  write_file_atomically((fs::path(m.run_dir) / "config.yaml").string(), to_yaml(m.config));
+  m.setup_data_parallel();
+  if (m.comm.is_root()) {
+    fs::create_directories(m.run_dir);
+    write_file_atomically((fs::path(m.run_dir) / "config.yaml").string(), to_yaml(m.config));
+  }
   TrainResult result;
   for (const auto& p : m.model->parameters()) result.parameters += p.numel();
   spdlog::info("model: {} parameters on {}", result.parameters, runtime::describe_device(m.device));
@@ -322,9 +454,11 @@ TrainResult Trainer::run(bool resume) {
     m.after_update(u, seconds_since(step_start), progress, result);
   }
   result.seconds = seconds_since(start);
+  result.allreduce_fraction =
+      m.step_seconds_total > 0 ? m.allreduce_seconds / m.step_seconds_total : 0.0;
   result.steps = m.state.step;
   result.best_valid_nll = m.state.best_valid_nll;
-  progress.finish(m.state.step);
+  if (m.comm.is_root()) progress.finish(m.state.step);
   return result;
 }
 

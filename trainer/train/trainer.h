@@ -4,13 +4,18 @@
 // update, periodic validation and checkpoints, and exact resume from the newest checkpoint.
 // One update:
 //   for each of `accumulation` batches: loss = smoothed CE summed over tokens; backward
-//   gradients /= target tokens of the update; optional clipping; lr = noam(step); Adam step
+//   gradients summed over ranks (data parallelism), /= target tokens of the update on all ranks;
+//   optional clipping; lr = noam(step); Adam step
+// Data parallelism: every rank holds a replica (rank 0's initial parameters, broadcast and
+// checked), takes its own share of each epoch's batches (batch rank, rank + N, ...), and applies
+// the same reduced update. Rank 0 alone writes checkpoints and metrics.
 
 #include <memory>
 #include <string>
 
 #include "preprocess/shard_format.h"
 #include "trainer/checkpoint/checkpoint.h"
+#include "trainer/dist/communicator.h"
 #include "trainer/train/metrics_sink.h"
 #include "trainer/train_config.h"
 
@@ -21,6 +26,7 @@ struct TrainResult {
   double best_valid_nll = 0.0;   // per target token
   double last_train_loss = 0.0;  // smoothed, per target token, of the last update
   double seconds = 0.0;          // training time of this process
+  double allreduce_fraction = 0.0;  // of step time spent waiting on gradient all-reduces
   std::int64_t parameters = 0;
   bool early_stopped = false;
 };
@@ -28,8 +34,9 @@ struct TrainResult {
 class Trainer {
  public:
   // `config.model.vocab_size` must match the shards' vocabulary (nmt-train sets it from the
-  // manifest). Writes config.yaml, metrics and checkpoints under `run_dir`.
-  Trainer(RunConfig config, std::string run_dir, std::shared_ptr<MetricsSink> sink);
+  // manifest). Writes config.yaml, metrics and checkpoints under `run_dir` (rank 0 of `comm`).
+  Trainer(RunConfig config, std::string run_dir, std::shared_ptr<MetricsSink> sink,
+          dist::Communicator comm = dist::Communicator::self());
   ~Trainer();
 
   // Trains to config.train.max_steps. With `resume`, continues from the newest checkpoint of

@@ -1,0 +1,175 @@
+// Data-parallel training on real MPI ranks (CTest runs this under mpirun -np 2 --oversubscribe):
+// the bucketed reducer sums odd-sized float32 and float64 gradients exactly, with and without
+// overlap and across accumulated batches; 2 ranks training k steps end with the parameters of
+// 1 rank training on the union of their batches; and a 2-rank run resumed by 1 rank ends where
+// an uninterrupted single-rank run ends.
+
+#include <ATen/ATen.h>
+
+#include <filesystem>
+#include <numeric>
+
+#include "tiny_training.h"
+#include "trainer/dist/gradient_reducer.h"
+#include "mpi_test_main.h"
+#include "trainer/dist/mpi_context.h"
+#include "trainer/dist/replica_check.h"
+#include "trainer/train/trainer.h"
+
+namespace nmt {
+namespace {
+
+using testing::load_model;
+using testing::sink_in;
+using testing::TempDir;
+
+dist::Communicator* g_world = nullptr;
+
+// A scratch directory that every rank sees: rank 0 creates (and later removes) it.
+class SharedDir {
+ public:
+  SharedDir() {
+    if (g_world->is_root()) owned_ = std::make_unique<TempDir>();
+    path_ = owned_ ? owned_->path().string() : "";
+    g_world->broadcast(path_);
+  }
+  ~SharedDir() { g_world->barrier(); }
+  std::string file(const std::string& name) const { return path_ + "/" + name; }
+  const TempDir& temp() const { return *owned_; }
+
+ private:
+  std::unique_ptr<TempDir> owned_;
+  std::string path_;
+};
+
+// Gradient of sum(p * c) is c: each tensor's gradient pattern depends on rank, element and batch.
+at::Tensor coefficients(const at::Tensor& p, int rank, int batch, int tensor) {
+  const auto index = at::arange(p.numel(), at::TensorOptions().dtype(p.scalar_type()));
+  return ((index + 1) * (rank + 1) * 0.25 + (batch + 1) * (tensor + 1)).reshape(p.sizes());
+}
+
+void check_reducer(bool overlap) {
+  std::vector<at::Tensor> params;
+  const std::vector<std::vector<std::int64_t>> shapes = {{1}, {7}, {1023}, {3, 5, 7}, {13}, {2, 3}};
+  for (std::size_t i = 0; i < shapes.size(); ++i) {
+    const auto type = i >= 4 ? at::kDouble : at::kFloat;
+    params.push_back(at::zeros(shapes[i], at::TensorOptions().dtype(type)).requires_grad_(true));
+  }
+  dist::ReducerOptions options;
+  options.bucket_mb = 600.0 / (1024 * 1024);  // 600 bytes: small tensors share, big ones split
+  options.overlap = overlap;
+  dist::GradientReducer reducer(params, *g_world, options);
+  EXPECT_GE(reducer.bucket_count(), 4u);
+  const auto sizes = reducer.bucket_elements();
+  EXPECT_EQ(std::accumulate(sizes.begin(), sizes.end(), std::int64_t{0}), 1 + 7 + 1023 + 105 + 13 + 6);
+
+  const int rank = g_world->rank();
+  for (int batch = 0; batch < 2; ++batch) {  // two accumulated batches; the second reduces
+    at::Tensor loss = at::zeros({}, at::kDouble);
+    for (std::size_t t = 0; t < params.size(); ++t) {
+      loss = loss + (params[t] * coefficients(params[t], rank, batch, static_cast<int>(t)))
+                        .sum()
+                        .to(at::kDouble);
+    }
+    if (batch == 1) reducer.arm();
+    loss.backward();
+  }
+  reducer.finish();
+  EXPECT_EQ(reducer.overlapped_buckets(), overlap ? reducer.bucket_count() : 0u);
+  for (std::size_t t = 0; t < params.size(); ++t) {
+    at::Tensor expected = at::zeros_like(params[t]);
+    for (int r = 0; r < g_world->size(); ++r) {
+      for (int batch = 0; batch < 2; ++batch)
+        expected += coefficients(params[t], r, batch, static_cast<int>(t));
+    }
+    EXPECT_TRUE(at::allclose(params[t].grad(), expected, 1e-6, 0))
+        << "tensor " << t << " overlap " << overlap;
+    EXPECT_EQ(params[t].grad().scalar_type(), params[t].scalar_type());
+  }
+}
+
+TEST(GradientReducer, SumsOddSizesAndMixedTypesOverRanks) { check_reducer(false); }
+TEST(GradientReducer, OverlappedHooksGiveTheSameSums) { check_reducer(true); }
+
+TEST(ReplicaCheck, BroadcastMakesReplicasEqualAndTheCheckSeesDifferences) {
+  std::vector<at::Tensor> tensors = {at::full({5}, g_world->rank() + 1.0f)};
+  EXPECT_THROW(dist::verify_replicas(tensors, *g_world), std::runtime_error);
+  dist::broadcast_tensors(tensors, *g_world);
+  EXPECT_TRUE(at::equal(tensors[0], at::full({5}, 1.0f)));
+  EXPECT_NO_THROW(dist::verify_replicas(tensors, *g_world));
+}
+
+RunConfig equivalence_config(const std::string& data_dir) {
+  auto config = testing::tiny_config(data_dir);
+  config.model.dropout = 0.0;  // the one randomness that differs between layouts
+  config.data.max_src_tokens = config.data.max_tgt_tokens = 40;  // many small batches
+  config.train.max_steps = 4;
+  config.train.validate_every = 0;
+  config.checkpoint.every_steps = 1;
+  config.checkpoint.keep_last = 10;
+  config.dist.bucket_mb = 0.05;  // several buckets
+  return config;
+}
+
+void expect_same_parameters(const std::string& a_path, const std::string& b_path,
+                            const RunConfig& config) {
+  const auto a = load_model(a_path, config), b = load_model(b_path, config);
+  const auto pa = a->named_parameters(), pb = b->named_parameters();
+  for (const auto& item : pa) {
+    const auto& x = item.value();
+    const auto& y = pb[item.key()];
+    const double scale = std::max(1e-3, y.abs().max().item<double>());
+    const double diff = (x - y).abs().max().item<double>();
+    EXPECT_LE(diff, 1e-6 * scale) << item.key() << ": " << a_path << " vs " << b_path;
+  }
+}
+
+// 2 ranks x 1 batch per update and 1 rank x 2 accumulated batches see the same union of batches.
+TEST(DataParallel, TwoRanksMatchOneRankOnTheUnionOfBatches) {
+  ASSERT_EQ(g_world->size(), 2);
+  SharedDir dir;
+  std::string data = g_world->is_root() ? testing::write_data(dir.temp(), 96) : "";
+  g_world->broadcast(data);
+  const auto config = equivalence_config(data);
+  train::Trainer(config, dir.file("two"), sink_in(dir.file("two")), *g_world).run(false);
+  if (g_world->is_root()) {
+    auto single = config;
+    single.train.accumulation = 2;
+    const auto result =
+        train::Trainer(single, dir.file("one"), sink_in(dir.file("one"))).run(false);
+    EXPECT_EQ(result.steps, 4);
+    expect_same_parameters(checkpoint::checkpoint_path(dir.file("two"), 4),
+                           checkpoint::checkpoint_path(dir.file("one"), 4), config);
+    // Not vacuous: the parameters moved.
+    const auto first = load_model(checkpoint::checkpoint_path(dir.file("one"), 1), config);
+    const auto last = load_model(checkpoint::checkpoint_path(dir.file("one"), 4), config);
+    EXPECT_FALSE(at::equal(first->parameters()[0], last->parameters()[0]));
+  }
+}
+
+TEST(DataParallel, TwoRankRunResumedByOneRankMatchesOneRankThroughout) {
+  SharedDir dir;
+  std::string data = g_world->is_root() ? testing::write_data(dir.temp(), 96) : "";
+  g_world->broadcast(data);
+  auto config = equivalence_config(data);
+  auto first_half = config;
+  first_half.train.max_steps = 2;
+  train::Trainer(first_half, dir.file("resumed"), sink_in(dir.file("resumed")), *g_world)
+      .run(false);
+  if (g_world->is_root()) {
+    config.train.accumulation = 2;  // the same update size on one rank
+    train::Trainer(config, dir.file("resumed"), sink_in(dir.file("resumed"))).run(true);
+    train::Trainer(config, dir.file("straight"), sink_in(dir.file("straight"))).run(false);
+    EXPECT_EQ(checkpoint::read_training_state(checkpoint::checkpoint_path(dir.file("resumed"), 4))
+                  .batch_in_epoch,
+              checkpoint::read_training_state(checkpoint::checkpoint_path(dir.file("straight"), 4))
+                  .batch_in_epoch);
+    expect_same_parameters(checkpoint::checkpoint_path(dir.file("resumed"), 4),
+                           checkpoint::checkpoint_path(dir.file("straight"), 4), config);
+  }
+}
+
+}  // namespace
+}  // namespace nmt
+
+int main(int argc, char** argv) { return nmt::testing::run_mpi_tests(argc, argv, nmt::g_world); }

@@ -1,0 +1,342 @@
+#include "trainer/dist/communicator.h"
+
+#include <mpi.h>
+#include <unistd.h>
+
+#if defined(OPEN_MPI) && OPEN_MPI && __has_include(<mpi-ext.h>)
+#include <mpi-ext.h>
+#endif
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include <chrono>
+#include <climits>
+#include <cstdlib>
+#include <thread>
+
+#include "trainer/dist/mpi_context.h"
+
+namespace nmt::dist {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+constexpr int kArrivalTag = 7301;
+constexpr std::size_t kNameBytes = 96;
+
+int checked_count(std::size_t count) {
+  if (count > static_cast<std::size_t>(INT_MAX)) {
+    throw MpiError(fmt::format("MPI message of {} elements exceeds INT_MAX; split it", count));
+  }
+  return static_cast<int>(count);
+}
+
+MPI_Datatype mpi_type(ElementType type) {
+  switch (type) {
+    case ElementType::kFloat32:
+      return MPI_FLOAT;
+    case ElementType::kFloat64:
+      return MPI_DOUBLE;
+    case ElementType::kInt64:
+      return MPI_INT64_T;
+  }
+  throw MpiError("unknown element type");
+}
+
+}  // namespace
+
+struct Communicator::Request::Handle {
+  MPI_Request request = MPI_REQUEST_NULL;
+};
+
+// Everything about the group. The arrival bookkeeping: before each collective, every rank sends
+// its collective number to rank 0 and rank 0 sends its own to every rank; a wait that runs past
+// the hang timeout checks which of those messages never came.
+struct Communicator::State {
+  MPI_Comm comm = MPI_COMM_SELF;
+  int rank = 0, size = 1, local_rank = 0, local_size = 1;
+  std::vector<std::string> names;
+  bool watching = false;
+  HangOptions hang;
+  int long_waits = 0;
+  std::int64_t step = -1;
+  std::int64_t sequence = 0;  // collectives announced so far
+  std::int64_t sent = 0;      // what this rank announced (send buffer)
+  std::vector<std::int64_t> received;
+  std::vector<MPI_Request> arrivals;  // one per peer rank (rank 0) or the one from rank 0
+  std::vector<int> arrival_ranks;
+  std::string what;
+  double wait_seconds = 0.0;
+
+  double limit() const { return long_waits > 0 ? hang.long_timeout_s : hang.timeout_s; }
+  void announce(const char* label);
+  void wait(MPI_Request* requests, int count, const char* label);
+  void overdue(double waited_s);
+  std::string describe(int r) const {
+    return fmt::format("rank {} ({})", r, r < static_cast<int>(names.size()) ? names[r] : "?");
+  }
+};
+
+void Communicator::State::announce(const char* label) {
+  what = label;
+  if (!watching || size == 1) return;
+  // The previous collective completed, so its arrival messages were all sent; finish them.
+  if (!arrivals.empty()) {
+    check_mpi(MPI_Waitall(static_cast<int>(arrivals.size()), arrivals.data(), MPI_STATUSES_IGNORE),
+          "MPI_Waitall(arrivals)");
+  }
+  arrivals.clear();
+  arrival_ranks.clear();
+  sent = ++sequence;
+  const int peers = rank == 0 ? size - 1 : 1;
+  received.assign(static_cast<std::size_t>(peers), -1);
+  for (int i = 0; i < peers; ++i) {
+    const int peer = rank == 0 ? i + 1 : 0;
+    MPI_Request recv = MPI_REQUEST_NULL, send = MPI_REQUEST_NULL;
+    check_mpi(MPI_Irecv(&received[static_cast<std::size_t>(i)], 1, MPI_INT64_T, peer, kArrivalTag,
+                    comm, &recv),
+          "MPI_Irecv(arrival)");
+    check_mpi(MPI_Isend(&sent, 1, MPI_INT64_T, peer, kArrivalTag, comm, &send), "MPI_Isend(arrival)");
+    arrivals.push_back(recv);
+    arrival_ranks.push_back(peer);
+    arrivals.push_back(send);
+    arrival_ranks.push_back(-1);  // a send: nothing to learn from it
+  }
+}
+
+void Communicator::State::wait(MPI_Request* requests, int count, const char* label) {
+  const auto start = Clock::now();
+  double waited = 0.0;
+  for (int polls = 0;; ++polls) {
+    int done = 0;
+    check_mpi(MPI_Testall(count, requests, &done, MPI_STATUSES_IGNORE), label);
+    waited = std::chrono::duration<double>(Clock::now() - start).count();
+    if (done) break;
+    if (watching && waited > limit()) overdue(waited);
+    // Spin briefly (a reduction of a small bucket returns in microseconds), then yield the core.
+    if (polls > 200) std::this_thread::sleep_for(std::chrono::microseconds(50));
+  }
+  wait_seconds += waited;
+}
+
+// Called from a wait past the limit. Rank 0 names the ranks that never announced this
+// collective and aborts; other ranks name rank 0 when it is the one missing, and otherwise give
+// rank 0 a grace period to report before aborting themselves.
+void Communicator::State::overdue(double waited_s) {
+  std::vector<std::string> missing;
+  for (std::size_t i = 0; i < arrivals.size(); ++i) {
+    if (arrival_ranks[i] < 0) continue;
+    int arrived = 0;
+    check_mpi(MPI_Test(&arrivals[i], &arrived, MPI_STATUS_IGNORE), "MPI_Test(arrival)");
+    if (!arrived) missing.push_back(describe(arrival_ranks[i]));
+  }
+  const std::string where =
+      fmt::format("collective '{}' #{} at step {}, waited {:.0f} s", what, sequence, step, waited_s);
+  if (!missing.empty()) {
+    Communicator::abort_job(fmt::format("{} never arrived ({}): it is hung or far behind; "
+                                        "aborting the job from {}",
+                                        fmt::join(missing, ", "), where, describe(rank)),
+                            3);
+  }
+  if (rank == 0) {
+    Communicator::abort_job(
+        fmt::format("every rank arrived but {} did not complete; aborting the job", where), 3);
+  }
+  if (waited_s > limit() + hang.root_grace_s) {
+    Communicator::abort_job(fmt::format("{}: rank 0 arrived but did not report the hung rank; "
+                                        "aborting the job from {}",
+                                        where, describe(rank)),
+                            3);
+  }
+}
+
+Communicator::Communicator(std::shared_ptr<State> state) : state_(std::move(state)) {}
+
+Communicator Communicator::world() {
+  int initialised = 0;
+  MPI_Initialized(&initialised);
+  if (!initialised) throw MpiError("Communicator::world() before MPI_Init (create an MpiContext)");
+  auto s = std::make_shared<State>();
+  check_mpi(MPI_Comm_dup(MPI_COMM_WORLD, &s->comm), "MPI_Comm_dup");
+  check_mpi(MPI_Comm_set_errhandler(s->comm, MPI_ERRORS_RETURN), "MPI_Comm_set_errhandler");
+  check_mpi(MPI_Comm_rank(s->comm, &s->rank), "MPI_Comm_rank");
+  check_mpi(MPI_Comm_size(s->comm, &s->size), "MPI_Comm_size");
+  MPI_Comm node = MPI_COMM_NULL;
+  check_mpi(MPI_Comm_split_type(s->comm, MPI_COMM_TYPE_SHARED, s->rank, MPI_INFO_NULL, &node),
+        "MPI_Comm_split_type");
+  check_mpi(MPI_Comm_rank(node, &s->local_rank), "MPI_Comm_rank(node)");
+  check_mpi(MPI_Comm_size(node, &s->local_size), "MPI_Comm_size(node)");
+  MPI_Comm_free(&node);
+  char host[64] = {0};
+  gethostname(host, sizeof host - 1);
+  std::string mine = fmt::format("{}:{}", host, static_cast<long>(getpid()));
+  mine.resize(kNameBytes, '\0');
+  std::string all(kNameBytes * static_cast<std::size_t>(s->size), '\0');
+  check_mpi(MPI_Allgather(mine.data(), static_cast<int>(kNameBytes), MPI_CHAR, all.data(),
+                      static_cast<int>(kNameBytes), MPI_CHAR, s->comm),
+        "MPI_Allgather(names)");
+  for (int r = 0; r < s->size; ++r) s->names.emplace_back(all.c_str() + kNameBytes * r);
+  return Communicator(std::move(s));
+}
+
+Communicator Communicator::self() {
+  auto s = std::make_shared<State>();
+  char host[64] = {0};
+  gethostname(host, sizeof host - 1);
+  s->names.push_back(fmt::format("{}:{}", host, static_cast<long>(getpid())));
+  return Communicator(std::move(s));
+}
+
+int Communicator::rank() const { return state_->rank; }
+int Communicator::size() const { return state_->size; }
+int Communicator::local_rank() const { return state_->local_rank; }
+int Communicator::local_size() const { return state_->local_size; }
+const std::vector<std::string>& Communicator::rank_names() const { return state_->names; }
+
+void Communicator::allreduce_sum(void* data, std::size_t count, ElementType type) const {
+  if (state_->size == 1) return;
+  auto request = start_allreduce_sum(data, count, type);
+  std::vector<Request> one;
+  one.push_back(std::move(request));
+  wait_all(one, "allreduce");
+}
+
+void Communicator::allreduce_sum(std::vector<double>& values) const {
+  allreduce_sum(values.data(), values.size(), ElementType::kFloat64);
+}
+void Communicator::allreduce_sum(std::vector<float>& values) const {
+  allreduce_sum(values.data(), values.size(), ElementType::kFloat32);
+}
+void Communicator::allreduce_sum(std::vector<std::int64_t>& values) const {
+  allreduce_sum(values.data(), values.size(), ElementType::kInt64);
+}
+
+void Communicator::allreduce_min(std::vector<std::uint64_t>& values) const {
+  if (state_->size == 1) return;
+  state_->announce("allreduce(min)");
+  MPI_Request r = MPI_REQUEST_NULL;
+  check_mpi(MPI_Iallreduce(MPI_IN_PLACE, values.data(), checked_count(values.size()), MPI_UINT64_T,
+                       MPI_MIN, state_->comm, &r),
+        "MPI_Iallreduce(min)");
+  state_->wait(&r, 1, "MPI_Iallreduce(min)");
+}
+
+void Communicator::allreduce_max(std::vector<std::uint64_t>& values) const {
+  if (state_->size == 1) return;
+  state_->announce("allreduce(max)");
+  MPI_Request r = MPI_REQUEST_NULL;
+  check_mpi(MPI_Iallreduce(MPI_IN_PLACE, values.data(), checked_count(values.size()), MPI_UINT64_T,
+                       MPI_MAX, state_->comm, &r),
+        "MPI_Iallreduce(max)");
+  state_->wait(&r, 1, "MPI_Iallreduce(max)");
+}
+
+void Communicator::broadcast(void* data, std::size_t bytes, int root) const {
+  if (state_->size == 1) return;
+  state_->announce("broadcast");
+  MPI_Request r = MPI_REQUEST_NULL;
+  check_mpi(MPI_Ibcast(data, checked_count(bytes), MPI_BYTE, root, state_->comm, &r), "MPI_Ibcast");
+  state_->wait(&r, 1, "MPI_Ibcast");
+}
+
+void Communicator::broadcast(std::vector<float>& values, int root) const {
+  broadcast(values.data(), values.size() * sizeof(float), root);
+}
+
+void Communicator::broadcast(std::string& text, int root) const {
+  std::uint64_t length = text.size();
+  broadcast(&length, sizeof length, root);
+  text.resize(length);
+  broadcast(text.data(), length, root);
+}
+
+std::vector<double> Communicator::gather(double value, int root) const {
+  std::vector<double> values(static_cast<std::size_t>(state_->size), value);
+  if (state_->size == 1) return values;
+  state_->announce("gather");
+  MPI_Request r = MPI_REQUEST_NULL;
+  check_mpi(MPI_Igather(&value, 1, MPI_DOUBLE, values.data(), 1, MPI_DOUBLE, root, state_->comm, &r),
+        "MPI_Igather");
+  state_->wait(&r, 1, "MPI_Igather");
+  return values;
+}
+
+void Communicator::barrier() const {
+  if (state_->size == 1) return;
+  state_->announce("barrier");
+  MPI_Request r = MPI_REQUEST_NULL;
+  check_mpi(MPI_Ibarrier(state_->comm, &r), "MPI_Ibarrier");
+  state_->wait(&r, 1, "MPI_Ibarrier");
+}
+
+Communicator::Request::Request() : handle_(std::make_unique<Handle>()) {}
+Communicator::Request::~Request() = default;
+Communicator::Request::Request(Request&&) noexcept = default;
+Communicator::Request& Communicator::Request::operator=(Request&&) noexcept = default;
+bool Communicator::Request::pending() const {
+  return handle_ && handle_->request != MPI_REQUEST_NULL;
+}
+
+Communicator::Request Communicator::start_allreduce_sum(void* data, std::size_t count,
+                                                        ElementType type) const {
+  Request request;
+  if (state_->size == 1) return request;
+  check_mpi(MPI_Iallreduce(MPI_IN_PLACE, data, checked_count(count), mpi_type(type), MPI_SUM,
+                       state_->comm, &request.handle_->request),
+        "MPI_Iallreduce");
+  return request;
+}
+
+bool Communicator::test(Request& request) const {
+  if (!request.pending()) return true;
+  int done = 0;
+  check_mpi(MPI_Test(&request.handle_->request, &done, MPI_STATUS_IGNORE), "MPI_Test");
+  return done != 0;
+}
+
+void Communicator::wait_all(std::vector<Request>& requests, const char* what) const {
+  std::vector<MPI_Request> raw;
+  for (auto& r : requests) {
+    if (r.pending()) raw.push_back(r.handle_->request);
+  }
+  state_->announce(what);
+  if (!raw.empty()) state_->wait(raw.data(), static_cast<int>(raw.size()), what);
+  for (auto& r : requests) r.handle_->request = MPI_REQUEST_NULL;
+}
+
+void Communicator::watch_for_hangs(HangOptions options) {
+  state_->hang = options;
+  state_->watching = true;
+}
+
+void Communicator::set_step(std::int64_t step) { state_->step = step; }
+
+Communicator::LongWait::LongWait(const Communicator& comm) : comm_(comm) {
+  ++comm_.state_->long_waits;
+}
+Communicator::LongWait::~LongWait() { --comm_.state_->long_waits; }
+
+void Communicator::abort_job(const std::string& message, int code) {
+  spdlog::critical("{}", message);
+  spdlog::default_logger()->flush();
+  int initialised = 0;
+  MPI_Initialized(&initialised);
+  if (initialised) MPI_Abort(MPI_COMM_WORLD, code);
+  std::_Exit(code);
+}
+
+double Communicator::take_wait_seconds() const {
+  const double seconds = state_->wait_seconds;
+  state_->wait_seconds = 0.0;
+  return seconds;
+}
+
+bool Communicator::cuda_aware() {
+#if defined(MPIX_CUDA_AWARE_SUPPORT) && MPIX_CUDA_AWARE_SUPPORT
+  return MPIX_Query_cuda_support() == 1;
+#else
+  return false;  // this MPI library was built without CUDA support
+#endif
+}
+
+}  // namespace nmt::dist

@@ -1,0 +1,106 @@
+#pragma once
+// A group of MPI ranks and the collectives data-parallel training needs. Every wait polls with a
+// deadline instead of blocking inside MPI, so a rank whose peer hangs does not hang with it: once
+// armed (watch_for_hangs), a wait longer than the hang timeout aborts the whole job with a message
+// naming the rank that never arrived (see announce_step), and mpirun exits non-zero.
+// Collectives must be called in the same order on every rank, as with MPI itself.
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace nmt::dist {
+
+enum class ElementType { kFloat32, kFloat64, kInt64 };
+
+struct HangOptions {
+  double timeout_s = 45.0;       // waiting this long on peers is a hang
+  double root_grace_s = 10.0;    // other ranks wait this much longer, so rank 0 names the culprit
+  double long_timeout_s = 1800;  // the limit inside a LongWait (rank 0 alone saves or decodes)
+};
+
+class Communicator {
+ public:
+  // All ranks of the job (MPI must be initialised, see MpiContext); or this process alone.
+  static Communicator world();
+  static Communicator self();
+
+  int rank() const;
+  int size() const;
+  bool is_root() const { return rank() == 0; }
+  // Rank among the ranks on this node, and their count: the GPU a rank drives.
+  int local_rank() const;
+  int local_size() const;
+  // "host:pid" of every rank, gathered once.
+  const std::vector<std::string>& rank_names() const;
+
+  // Element-wise sums over all ranks, in place.
+  void allreduce_sum(std::vector<double>& values) const;
+  void allreduce_sum(std::vector<float>& values) const;
+  void allreduce_sum(std::vector<std::int64_t>& values) const;
+  void allreduce_sum(void* data, std::size_t count, ElementType type) const;
+  // Element-wise minimum and maximum, in place.
+  void allreduce_min(std::vector<std::uint64_t>& values) const;
+  void allreduce_max(std::vector<std::uint64_t>& values) const;
+
+  // Copies root's buffer to every rank; sizes must already agree.
+  void broadcast(void* data, std::size_t bytes, int root = 0) const;
+  void broadcast(std::vector<float>& values, int root = 0) const;
+  void broadcast(std::string& text, int root = 0) const;
+  std::vector<double> gather(double value, int root = 0) const;  // meaningful on root
+  void barrier() const;
+
+  // A started all-reduce (sum, in place) that completes in wait_all or when test says so.
+  class Request {
+   public:
+    Request();
+    ~Request();
+    Request(Request&&) noexcept;
+    Request& operator=(Request&&) noexcept;
+    bool pending() const;
+
+   private:
+    friend class Communicator;
+    struct Handle;
+    std::unique_ptr<Handle> handle_;
+  };
+  Request start_allreduce_sum(void* data, std::size_t count, ElementType type) const;
+  bool test(Request& request) const;  // also drives MPI's progress
+  void wait_all(std::vector<Request>& requests, const char* what) const;
+
+  // Arms hang detection for the collectives that follow.
+  void watch_for_hangs(HangOptions options);
+  // The training step that hang reports name. Before each collective every rank tells rank 0
+  // (and rank 0 tells every rank) that it got there, so a wait that times out can name the ranks
+  // that did not.
+  void set_step(std::int64_t step);
+
+  // While alive, waits use HangOptions::long_timeout_s: rank 0 alone works and the others wait.
+  class LongWait {
+   public:
+    explicit LongWait(const Communicator& comm);
+    ~LongWait();
+    LongWait(const LongWait&) = delete;
+    LongWait& operator=(const LongWait&) = delete;
+
+   private:
+    const Communicator& comm_;
+  };
+
+  // Ends every rank of the job at once, after logging `message` as critical.
+  [[noreturn]] static void abort_job(const std::string& message, int code = 3);
+
+  // Seconds spent waiting in collectives since the last call (then reset).
+  double take_wait_seconds() const;
+  // Whether the MPI library can read CUDA device memory (Open MPI's run-time query).
+  static bool cuda_aware();
+
+ private:
+  struct State;
+  explicit Communicator(std::shared_ptr<State> state);
+  std::shared_ptr<State> state_;
+};
+
+}  // namespace nmt::dist
