@@ -66,7 +66,8 @@ void GradientReducer::Impl::plan(const std::vector<at::Tensor>& parameters) {
   std::vector<std::pair<at::ScalarType, at::Device>> kinds;
   for (auto it = parameters.rbegin(); it != parameters.rend(); ++it) {
     const auto type = reduction_type(it->scalar_type());
-    const bool on_device = it->is_cuda() && options.device_buffers;
+    const bool on_device =
+        it->is_cuda() && (options.device_buffers || options.device_collective != nullptr);
     const at::Device device = on_device ? it->device() : at::Device(at::kCPU);
     const auto bytes = static_cast<double>(it->numel() * at::elementSize(type));
     Open* current = nullptr;
@@ -132,13 +133,17 @@ void GradientReducer::Impl::start_ready_buckets() {
   while (next_to_start < buckets.size()) {
     auto& bucket = buckets[next_to_start];
     if (bucket.filled < bucket.slots) return;
+    ++next_to_start;
+    bucket.started = true;
+    if (bucket.buffer.is_cuda() && options.device_collective != nullptr) {
+      options.device_collective->start(bucket.buffer);  // ordered on the device's streams
+      continue;
+    }
     // CUDA-aware MPI reads device memory directly: the kernels that wrote it must be done.
     if (bucket.buffer.is_cuda()) torch::cuda::synchronize(bucket.buffer.device().index());
     bucket.request = comm.start_allreduce_sum(bucket.buffer.data_ptr(),
                                               static_cast<std::size_t>(bucket.buffer.numel()),
                                               bucket.type);
-    bucket.started = true;
-    ++next_to_start;
   }
 }
 
@@ -180,6 +185,7 @@ void GradientReducer::finish() {
   m.start_ready_buckets();
   std::vector<Communicator::Request> requests;
   for (auto& bucket : m.buckets) requests.push_back(std::move(bucket.request));
+  if (m.options.device_collective != nullptr) m.options.device_collective->wait_all();
   m.comm.wait_all(requests, "gradients");
   for (auto& slot : m.slots) {
     const auto reduced = m.buckets[slot.bucket]

@@ -12,7 +12,7 @@
 // hook adds the gradient already accumulated in .grad from the earlier batches.
 //
 // Staging: CPU tensors reduce in place in a CPU bucket. CUDA tensors reduce in a device bucket
-// when the MPI library is CUDA-aware, otherwise in a host bucket (copied across).
+// with NCCL or when the MPI library is CUDA-aware, otherwise in a host bucket (copied across).
 // Reduced types: float32 and float64 as they are; half-precision gradients go through float32.
 
 #include <ATen/core/Tensor.h>
@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "trainer/dist/communicator.h"
+#include "trainer/dist/device_collective.h"
 
 namespace nmt::dist {
 
@@ -29,6 +30,7 @@ struct ReducerOptions {
   double bucket_mb = 25.0;
   bool overlap = true;
   bool device_buffers = false;  // CUDA tensors: reduce device memory directly (CUDA-aware MPI)
+  DeviceCollective* device_collective = nullptr;  // CUDA tensors: reduce with this (NCCL) instead
 };
 
 class GradientReducer {

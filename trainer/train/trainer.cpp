@@ -57,7 +57,8 @@ struct Trainer::Impl {
   std::string run_dir;
   std::shared_ptr<MetricsSink> sink;
   dist::Communicator comm = dist::Communicator::self();
-  std::unique_ptr<dist::GradientReducer> reducer;  // with several ranks
+  std::unique_ptr<dist::DeviceCollective> device_collective;  // NCCL, on CUDA when available
+  std::unique_ptr<dist::GradientReducer> reducer;               // with several ranks
   double allreduce_seconds = 0.0, step_seconds_total = 0.0;
   c10::Device device{c10::kCPU};
   preprocess::ShardDataset train_data, valid_data;
@@ -390,10 +391,13 @@ void Trainer::Impl::setup_data_parallel() {
   dist::ReducerOptions options;
   options.bucket_mb = d.bucket_mb;
   options.overlap = d.overlap;
+  // CUDA: NCCL when this LibTorch has it (auto) or when asked for; else CUDA-aware MPI when the
+  // MPI library says it is (auto) or when asked for (mpi); else host staging.
   const bool cuda = device.is_cuda();
-  if (d.backend == "nccl") {
-    throw std::runtime_error(
-        "dist.backend nccl: this build has no NCCL process group; use mpi or mpi-staged");
+  if (d.backend == "nccl" || (cuda && d.backend == "auto" && dist::nccl_available())) {
+    if (!cuda) throw std::runtime_error("dist.backend nccl needs a CUDA device (train.device)");
+    device_collective = dist::make_nccl_collective(comm, d.hang_timeout_s);
+    options.device_collective = device_collective.get();
   }
   options.device_buffers =
       cuda && (d.backend == "mpi" || (d.backend == "auto" && dist::Communicator::cuda_aware()));
@@ -405,8 +409,10 @@ void Trainer::Impl::setup_data_parallel() {
         "overlap {}, {}",
         comm.size(), comm.local_size(), sizes.size(), *std::max_element(sizes.begin(), sizes.end()),
         d.overlap ? "on" : "off",
-        !cuda ? "MPI on host memory"
-              : (options.device_buffers ? "CUDA-aware MPI" : "MPI via pinned host buffers"));
+        !cuda                ? "MPI on host memory"
+        : device_collective  ? device_collective->name()
+        : options.device_buffers ? "CUDA-aware MPI"
+                                 : "MPI via pinned host buffers");
   }
 }
 

@@ -1,0 +1,17 @@
+// This LibTorch build has no c10d NCCL process group: CUDA gradients go through MPI.
+#include <stdexcept>
+
+#include "trainer/dist/device_collective.h"
+
+namespace nmt::dist {
+
+bool nccl_available() { return false; }
+
+std::unique_ptr<DeviceCollective> make_nccl_collective(const Communicator&, double) {
+  throw std::runtime_error(
+      "dist.backend nccl: this build's LibTorch has no c10d NCCL process group (CMake reported "
+      "NMT_HAVE_C10D_NCCL=OFF); use dist.backend mpi or mpi-staged, or build against a CUDA "
+      "LibTorch");
+}
+
+}  // namespace nmt::dist
