@@ -9,6 +9,7 @@
 #include <ctime>
 #include <fstream>
 #include <iostream>
+#include <cmath>
 #include <map>
 #include <optional>
 #include <set>
@@ -338,8 +339,13 @@ std::string table_cell(const json& v, const ColumnStyle& style) {
   if (!v.is_number() || style.decimals < 0) return cell(v);
   double x = v.get<double>();
   // Counts are stored in full; a reference may already be in millions as the paper prints it.
-  if (style.millions && std::abs(x) >= 1e4) x /= 1e6;
-  return fmt::format("{:.{}f}", x, style.decimals);
+  int decimals = style.decimals;
+  if (style.millions && std::abs(x) >= 1e4) {
+    x /= 1e6;
+    // Small models (a sweep at CPU scale) keep three significant digits instead of "0.0".
+    while (decimals < 6 && std::abs(x) < std::pow(10.0, 2 - decimals)) ++decimals;
+  }
+  return fmt::format("{:.{}f}", x, decimals);
 }
 
 std::string csv_field(const std::string& s) {

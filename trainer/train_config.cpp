@@ -93,6 +93,9 @@ void load_tracker(const ConfigSection& s, TrackerConfig& t) {
   s.read("sweep", t.sweep);
   s.read("row_label", t.row_label);
   s.read("row_index", t.row_index);
+  s.read("ref_ppl", t.ref_ppl);
+  s.read("ref_bleu", t.ref_bleu);
+  s.read("ref_params", t.ref_params);
   s.finish();
 }
 
@@ -233,7 +236,9 @@ std::string to_yaml(const RunConfig& c) {
       << YAML::Value << r.token_file << YAML::Key << "experiment" << YAML::Value << r.experiment
       << YAML::Key << "run_name" << YAML::Value << r.run_name << YAML::Key << "sweep" << YAML::Value
       << r.sweep << YAML::Key << "row_label" << YAML::Value << r.row_label << YAML::Key << "row_index"
-      << YAML::Value << r.row_index << YAML::EndMap;
+      << YAML::Value << r.row_index << YAML::Key << "ref_ppl" << YAML::Value << r.ref_ppl
+      << YAML::Key << "ref_bleu" << YAML::Value << r.ref_bleu << YAML::Key << "ref_params"
+      << YAML::Value << r.ref_params << YAML::EndMap;
   out << YAML::EndMap;
   return std::string(out.c_str()) + "\n";
 }

@@ -72,6 +72,7 @@ struct TrackerConfig {
   std::string sweep;         // set by nmt-sweep for the rows of an ablation table
   std::string row_label;
   std::int64_t row_index = -1;
+  double ref_ppl = 0, ref_bleu = 0, ref_params = 0;  // a row's reference figures; 0: none
   bool enabled() const { return !url.empty() || !port_file.empty(); }
 };
 

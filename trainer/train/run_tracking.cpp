@@ -3,10 +3,13 @@
 #include <spdlog/spdlog.h>
 #include <yaml-cpp/yaml.h>
 
+#include <cctype>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 
 #include "common/sha256.h"
+#include "tracker/client/http_client.h"
 
 namespace nmt::train {
 namespace {
@@ -51,7 +54,68 @@ nlohmann::json flatten_params(const RunConfig& config, std::int64_t parameter_co
     }
   }
   params["model.parameter_count"] = parameter_count;
+  // A sweep row's reference figures (the paper's), shown beside ours in the ablation table.
+  const auto& t = config.tracker;
+  if (t.ref_ppl > 0) params["ref.ppl"] = t.ref_ppl;
+  if (t.ref_bleu > 0) params["ref.bleu"] = t.ref_bleu;
+  if (t.ref_params > 0) params["ref.params"] = t.ref_params;
   return params;
+}
+
+namespace {
+
+tracker::ClientOptions client_options(const TrackerConfig& t, const std::string& spool_dir,
+                                      int rank) {
+  tracker::ClientOptions options;
+  options.url = tracker_url(t);
+  if (!t.token_file.empty()) options.token = read_trimmed(t.token_file, "token file");
+  options.rank = rank;
+  options.spool_path =
+      (std::filesystem::path(spool_dir) / fmt::format("tracker-spool-rank{}.jsonl", rank))
+          .string();
+  return options;
+}
+
+// Percent-encodes everything but RFC 3986's unreserved characters.
+std::string query_escape(const std::string& text) {
+  std::string out;
+  for (const unsigned char c : text) {
+    if (std::isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~') {
+      out += static_cast<char>(c);
+    } else {
+      out += fmt::format("%{:02X}", c);
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+std::shared_ptr<tracker::TrackerClient> attach_tracker(const RunConfig& config,
+                                                       const std::string& spool_dir) {
+  const auto& t = config.tracker;
+  if (t.run_name.empty()) throw std::invalid_argument("tracker.run_name: needed to find the run");
+  const auto options = client_options(t, spool_dir, 0);
+  tracker::HttpClient http(tracker::parse_url(options.url), options.token,
+                           std::chrono::seconds(10));
+  const auto response = http.request("GET", "/api/runs?experiment=" + query_escape(t.experiment));
+  if (response.status != 200) {
+    throw std::runtime_error(fmt::format("tracker {}: listing experiment '{}' answered {}: {}",
+                                         options.url, t.experiment, response.status,
+                                         response.body));
+  }
+  std::optional<std::int64_t> id;
+  const auto listing = nlohmann::json::parse(response.body);  // outlives the loop below
+  for (const auto& run : listing.at("runs")) {
+    if (run.at("name") == t.run_name) id = run.at("run_id").get<std::int64_t>();
+  }
+  if (!id) {
+    throw std::runtime_error(fmt::format("tracker {}: no run '{}' in experiment '{}'",
+                                         options.url, t.run_name, t.experiment));
+  }
+  auto client = std::make_shared<tracker::TrackerClient>(options);
+  client->attach_run(*id);
+  return client;
 }
 
 std::shared_ptr<tracker::TrackerClient> connect_tracker(const RunConfig& config,
@@ -59,13 +123,7 @@ std::shared_ptr<tracker::TrackerClient> connect_tracker(const RunConfig& config,
                                                         std::int64_t parameter_count,
                                                         const RunProvenance& provenance) {
   const auto& t = config.tracker;
-  tracker::ClientOptions options;
-  options.url = tracker_url(t);
-  if (!t.token_file.empty()) options.token = read_trimmed(t.token_file, "token file");
-  options.rank = provenance.rank;
-  options.spool_path =
-      (std::filesystem::path(run_dir) / fmt::format("tracker-spool-rank{}.jsonl", provenance.rank))
-          .string();
+  const auto options = client_options(t, run_dir, provenance.rank);
   auto client = std::make_shared<tracker::TrackerClient>(options);
   tracker::RunInfo info;
   info.experiment = t.experiment;

@@ -46,4 +46,9 @@ std::shared_ptr<tracker::TrackerClient> connect_tracker(const RunConfig& config,
                                                         std::int64_t parameter_count,
                                                         const RunProvenance& provenance);
 
+// A client attached to the run that `config.tracker` names (experiment + run_name), which must
+// exist: for recording evaluations after training. Spools under `spool_dir`.
+std::shared_ptr<tracker::TrackerClient> attach_tracker(const RunConfig& config,
+                                                       const std::string& spool_dir);
+
 }  // namespace nmt::train

@@ -13,10 +13,8 @@
 
 #include "common/atomic_file.h"
 #include "common/progress.h"
-#include "eval/bleu.h"
 #include "preprocess/vocabulary.h"
 #include "trainer/data/batching.h"
-#include "trainer/decode/translator.h"
 #include "trainer/dist/gradient_reducer.h"
 #include "trainer/dist/replica_check.h"
 #include "trainer/model/transformer.h"
@@ -25,6 +23,7 @@
 #include "trainer/runtime/blas_backend.h"
 #include "trainer/runtime/device.h"
 #include "trainer/runtime/precision.h"
+#include "trainer/train/evaluation.h"
 
 namespace nmt::train {
 namespace {
@@ -45,10 +44,6 @@ struct UpdateStats {
   bool checkpoint_by_time = false; // rank 0's clock decides, so every rank agrees
 };
 
-struct ValidStats {
-  double nll = 0, loss = 0, ppl = 0;
-  std::int64_t tokens = 0;
-};
 
 }  // namespace
 
@@ -78,7 +73,7 @@ struct Trainer::Impl {
   data::Batch next_batch();
   UpdateStats update();
   double gradient_norm() const;
-  ValidStats validate();
+  SplitScore validate();
   double validation_bleu();
   std::unique_ptr<preprocess::Vocabulary> vocab;  // loaded for validation BLEU only
   void after_update(const UpdateStats& u, double step_seconds, ProgressMeter& progress,
@@ -207,37 +202,10 @@ double Trainer::Impl::gradient_norm() const {
   return std::sqrt(squares);
 }
 
-ValidStats Trainer::Impl::validate() {
-  ValidStats v;
-  if (!valid_batches) return v;
-  torch::NoGradGuard no_grad;
-  model->eval();
-  // Rank r scores batches r, r + N, ...; the sums are then added over ranks.
-  double nll = 0, loss = 0;
-  const auto plan_all = valid_batches->sequential_plan();
-  for (std::size_t i = static_cast<std::size_t>(comm.rank()); i < plan_all.size();
-       i += static_cast<std::size_t>(comm.size())) {
-    const auto batch = valid_batches->make_batch(plan_all[i]);
-    runtime::AutocastScope autocast(config.train.precision);
-    const auto logits = model->forward(batch.src.to(device), batch.tgt_in.to(device));
-    const auto terms = optim::label_smoothed_loss(logits.reshape({-1, logits.size(-1)}),
-                                                  batch.tgt_out.to(device).reshape({-1}),
-                                                  config.train.label_smoothing, preprocess::kPadId);
-    nll += terms.nll.item<double>();
-    loss += terms.smoothed.item<double>();
-    v.tokens += terms.tokens;
-  }
-  model->train();
-  std::vector<double> sums = {nll, loss, static_cast<double>(v.tokens)};
-  comm.allreduce_sum(sums);
-  nll = sums[0];
-  loss = sums[1];
-  v.tokens = static_cast<std::int64_t>(sums[2]);
-  const double tokens = static_cast<double>(std::max<std::int64_t>(v.tokens, 1));
-  v.nll = nll / tokens;
-  v.loss = loss / tokens;
-  v.ppl = std::exp(v.nll);
-  return v;
+SplitScore Trainer::Impl::validate() {
+  if (!valid_batches) return {};
+  return score_split(model, *valid_batches, config.train.label_smoothing, config.train.precision,
+                     device, comm);
 }
 
 double Trainer::Impl::validation_bleu() {
@@ -246,27 +214,10 @@ double Trainer::Impl::validation_bleu() {
     vocab = std::make_unique<preprocess::Vocabulary>(preprocess::Vocabulary::load(
         (fs::path(config.data.dir) / preprocess::kVocabularyFile).string()));
   }
-  const auto n = t.valid_bleu_sentences > 0 ? std::min(t.valid_bleu_sentences, valid_data.size())
-                                            : valid_data.size();
-  std::vector<std::vector<std::int64_t>> sources;
-  std::vector<std::string> references;
-  for (std::int64_t i = 0; i < n; ++i) {
-    const auto pair = valid_data.pair(i);
-    sources.emplace_back(pair.src.begin(), pair.src.end());
-    references.push_back(vocab->decode(pair.tgt.to_vector()));  // detokenized shard targets
-  }
-  decode::TranslateOptions options;
-  options.greedy = t.valid_bleu_beam == 1;
-  options.beam.beam_size = t.valid_bleu_beam;
-  decode::Translator translator(model, *vocab, device, options);
-  const auto results = translator.translate_ids(sources);
-  model->train();
-  std::vector<std::string> hypotheses;
-  for (const auto& r : results) {
-    hypotheses.push_back(
-        r.empty() ? "" : vocab->decode({r.front().tokens.begin(), r.front().tokens.end()}));
-  }
-  return eval::corpus_bleu(hypotheses, {references}, eval::BleuOptions{}).score.score;
+  BleuSettings settings;
+  settings.beam = t.valid_bleu_beam;
+  settings.sentences = t.valid_bleu_sentences;
+  return split_bleu(model, valid_data, *vocab, device, settings);
 }
 
 // Rank 0 writes; the replicas are identical.

@@ -1,0 +1,102 @@
+// nmt-evaluate: a checkpoint's scores on a shard split (paper Table 3's dev figures): perplexity
+// per target word piece (teacher-forced) and corpus BLEU of its beam-search translations against
+// the split's detokenized targets. With --record, the scores go to the tracker run named in the
+// checkpoint's config (tracker.experiment and tracker.run_name), as nmt-sweep does for each row.
+
+#include <iostream>
+
+#include "common/cli.h"
+#include "preprocess/shard_format.h"
+#include "trainer/checkpoint/checkpoint.h"
+#include "trainer/runtime/blas_backend.h"
+#include "trainer/runtime/device.h"
+#include "trainer/train/evaluation.h"
+#include "trainer/train/run_tracking.h"
+
+namespace {
+
+struct Options {
+  std::string checkpoint, data_dir, split = "valid", device = "cpu", tracker_port_file;
+  nmt::train::BleuSettings bleu;
+  int threads = 0;
+  bool record = false, json = false;
+};
+
+int evaluate(const Options& o) {
+  auto config = nmt::checkpoint::read_checkpoint_config(o.checkpoint);
+  if (!o.data_dir.empty()) config.data.dir = o.data_dir;
+  if (!o.tracker_port_file.empty()) config.tracker.port_file = o.tracker_port_file;
+  const auto device = nmt::runtime::select_device(o.device);
+  if (device.is_cpu()) nmt::runtime::configure_cpu_threads(o.threads);
+  nmt::model::Transformer model(config.model);
+  const auto state = nmt::checkpoint::load_checkpoint(o.checkpoint, *model, nullptr, config);
+  model->to(device);
+
+  const auto data = nmt::preprocess::ShardDataset::open(config.data.dir, o.split);
+  const nmt::data::TokenBatcher batches(data, config.data, config.train.seed);
+  const auto score = nmt::train::score_split(model, batches, config.train.label_smoothing, "fp32",
+                                             device, nmt::dist::Communicator::self());
+  const auto vocab = nmt::preprocess::Vocabulary::load(
+      config.data.dir + "/" + nmt::preprocess::kVocabularyFile);
+  const double bleu = nmt::train::split_bleu(model, data, vocab, device, o.bleu);
+  std::int64_t parameters = 0;
+  for (const auto& p : model->parameters()) parameters += p.numel();
+
+  if (o.record) {
+    const auto tracker = nmt::train::attach_tracker(
+        config, std::filesystem::path(o.checkpoint).parent_path().string());
+    nmt::tracker::EvalRecord eval;
+    eval.split = o.split;
+    eval.step = state.step;
+    eval.checkpoint = o.checkpoint;
+    eval.bleu = bleu;
+    eval.perplexity = score.ppl;
+    eval.signature = "nmt-evaluate|beam:" + std::to_string(o.bleu.beam);
+    tracker->log_eval(eval);
+    if (!tracker->flush(std::chrono::seconds(30)))
+      throw std::runtime_error("tracker: the evaluation was not acknowledged within 30 s");
+    spdlog::info("recorded in run {} ({} / {})", tracker->run_id().value_or(-1),
+                 config.tracker.experiment, config.tracker.run_name);
+  }
+  if (o.json) {
+    std::cout << nlohmann::json{{"checkpoint", o.checkpoint}, {"split", o.split},
+                                {"step", state.step},         {"tokens", score.tokens},
+                                {"nll", score.nll},           {"perplexity", score.ppl},
+                                {"bleu", bleu},               {"parameters", parameters}}
+                     .dump()
+              << "\n";
+  } else {
+    std::cout << fmt::format("{} on {} ({} target tokens): perplexity {:.3f}, BLEU {:.2f}, {} "
+                             "parameters\n",
+                             o.checkpoint, o.split, score.tokens, score.ppl, bleu, parameters);
+  }
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"Score a checkpoint on a shard split: perplexity and BLEU (Table 3's dev figures).",
+               "nmt-evaluate"};
+  Options o;
+  nmt::LogOptions log;
+  log.tool = "nmt-evaluate";
+  app.add_option("--checkpoint", o.checkpoint, "Checkpoint (trained or nmt-average output)")
+      ->required();
+  app.add_option("--data", o.data_dir, "Shard directory (default: the checkpoint's data.dir)");
+  app.add_option("--split", o.split, "Split to score")->capture_default_str();
+  app.add_option("--beam", o.bleu.beam, "Beam size (1: greedy)")->capture_default_str();
+  app.add_option("--alpha", o.bleu.alpha, "Length penalty alpha")->capture_default_str();
+  app.add_option("--sentences", o.bleu.sentences, "Translate only the first N pairs (0: all)");
+  app.add_option("--device", o.device, "cpu, cuda, cuda:N or auto")->capture_default_str();
+  app.add_option("--threads", o.threads, "CPU threads (0: all cores)");
+  app.add_flag("--record", o.record, "Record the scores in the checkpoint's tracker run");
+  app.add_option("--tracker-port-file", o.tracker_port_file,
+                 "The nmt-trackerd port file (overrides the checkpoint's tracker.port_file)");
+  app.add_flag("--json", o.json, "Print one JSON object");
+  nmt::add_logging_flags(app, log);
+  return nmt::run_tool(app, log, argc, argv, [&] {
+    nmt::runtime::check_blas_backend();
+    return evaluate(o);
+  });
+}

@@ -1,0 +1,189 @@
+#include "sweep/row_runner.h"
+
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include <chrono>
+#include <filesystem>
+#include <map>
+#include <system_error>
+
+extern char** environ;
+
+namespace nmt::sweep {
+namespace {
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+std::string number(double value) { return fmt::format("{}", value); }
+
+std::vector<std::string> train_command(const SweepSpec& spec, const RowPlan& row,
+                                       const RunnerOptions& o) {
+  std::vector<std::string> c = o.launcher;
+  c.push_back(o.tools_dir + "/nmt-train");
+  for (const auto& s : {"--config", spec.base_config.c_str()}) c.emplace_back(s);
+  for (const auto& override : spec.common_overrides) c.insert(c.end(), {"--set", override});
+  for (const auto& override : row.overrides) c.insert(c.end(), {"--set", override});
+  c.insert(c.end(), {"--run-dir", row.dir + "/train", "--resume", "--experiment", spec.experiment});
+  c.insert(c.end(), {"--set", "tracker.sweep=" + spec.name, "--set",
+                     "tracker.row_label=" + row.label, "--set",
+                     fmt::format("tracker.row_index={}", row.index), "--set",
+                     "tracker.run_name=" + row.run_name});
+  const auto& ref = spec.rows[row.index].reference;
+  if (ref.ppl > 0) c.insert(c.end(), {"--set", "tracker.ref_ppl=" + number(ref.ppl)});
+  if (ref.bleu > 0) c.insert(c.end(), {"--set", "tracker.ref_bleu=" + number(ref.bleu)});
+  if (ref.params > 0) c.insert(c.end(), {"--set", "tracker.ref_params=" + number(ref.params)});
+  if (!o.tracker_port_file.empty()) c.insert(c.end(), {"--tracker-port-file", o.tracker_port_file});
+  if (!o.tracker_url.empty()) c.insert(c.end(), {"--set", "tracker.url=" + o.tracker_url});
+  if (o.threads > 0) c.insert(c.end(), {"--threads", std::to_string(o.threads)});
+  return c;
+}
+
+std::vector<std::string> evaluate_command(const SweepSpec& spec, const RowPlan& row,
+                                          const RunnerOptions& o) {
+  std::vector<std::string> c = {o.tools_dir + "/nmt-evaluate", "--checkpoint",
+                                row.dir + "/averaged.h5", "--split", spec.eval.split, "--beam",
+                                std::to_string(spec.eval.beam), "--sentences",
+                                std::to_string(spec.eval.sentences), "--json"};
+  if (!o.tracker_port_file.empty() || !o.tracker_url.empty()) c.emplace_back("--record");
+  if (!o.tracker_port_file.empty()) c.insert(c.end(), {"--tracker-port-file", o.tracker_port_file});
+  if (o.threads > 0) c.insert(c.end(), {"--threads", std::to_string(o.threads)});
+  return c;
+}
+
+// Starts `command` with stdout to `out` and stderr to `log` (both appended to / truncated).
+pid_t spawn(const std::vector<std::string>& command, const std::string& out,
+            const std::string& log) {
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, out.c_str(),
+                                   O_WRONLY | O_CREAT | (out == log ? O_APPEND : O_TRUNC), 0644);
+  posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, log.c_str(),
+                                   O_WRONLY | O_CREAT | O_APPEND, 0644);
+  std::vector<char*> argv;
+  for (const auto& a : command) argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
+  pid_t pid = 0;
+  const int error = posix_spawnp(&pid, argv[0], &actions, nullptr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  if (error != 0) {
+    throw std::system_error(error, std::generic_category(), "cannot start " + command.front());
+  }
+  return pid;
+}
+
+}  // namespace
+
+const char* to_string(RowState state) {
+  switch (state) {
+    case RowState::kPending:
+      return "pending";
+    case RowState::kInterrupted:
+      return "interrupted";
+    case RowState::kDone:
+      return "done";
+  }
+  return "?";
+}
+
+RowState RowPlan::state() const {
+  if (fs::exists(dir + "/eval.json")) return RowState::kDone;
+  std::error_code ec;
+  if (fs::exists(dir + "/train/checkpoints", ec) && !fs::is_empty(dir + "/train/checkpoints", ec))
+    return RowState::kInterrupted;
+  return RowState::kPending;
+}
+
+std::vector<RowPlan> plan_rows(const SweepSpec& spec, const RunnerOptions& options) {
+  std::vector<RowPlan> plans;
+  for (std::size_t i = 0; i < spec.rows.size(); ++i) {
+    RowPlan row;
+    row.index = i;
+    row.label = spec.rows[i].label;
+    row.slug = row_slug(spec, i);
+    row.run_name = spec.name + "-" + row.slug;
+    row.dir = (fs::path(options.sweep_dir) / row.slug).string();
+    row.overrides = spec.rows[i].overrides;
+    row.commands.push_back(train_command(spec, row, options));
+    row.commands.push_back({options.tools_dir + "/nmt-average", "--run-dir", row.dir + "/train",
+                            "--last", std::to_string(spec.average_last), "--output",
+                            row.dir + "/averaged.h5"});
+    row.commands.push_back(evaluate_command(spec, row, options));
+    plans.push_back(std::move(row));
+  }
+  return plans;
+}
+
+int run_rows(const std::vector<RowPlan>& rows, int parallel) {
+  std::vector<const RowPlan*> queue;
+  for (const auto& row : rows) {
+    const auto state = row.state();
+    if (state == RowState::kDone) {
+      spdlog::info("row {} ({}): done already, skipped", row.index, row.label);
+    } else {
+      queue.push_back(&row);
+    }
+  }
+  const auto start = Clock::now();
+  struct Running {
+    const RowPlan* row;
+    std::size_t command;
+  };
+  std::map<pid_t, Running> running;
+  std::size_t next = 0, finished = 0;
+  int failures = 0;
+  const auto launch = [&](const RowPlan* row, std::size_t command) {
+    fs::create_directories(row->dir);
+    const std::string log = row->dir + "/log.txt";
+    const bool evaluate = command + 1 == row->commands.size();
+    const std::string out = evaluate ? row->dir + "/eval.json.partial" : log;
+    if (command == 0) {
+      spdlog::info("row {} ({}): {} ({})", row->index, row->label,
+                   row->state() == RowState::kInterrupted ? "resuming" : "starting", log);
+    }
+    running[spawn(row->commands[command], out, log)] = {row, command};
+  };
+  while (next < queue.size() || !running.empty()) {
+    while (next < queue.size() && static_cast<int>(running.size()) < std::max(parallel, 1)) {
+      launch(queue[next++], 0);
+    }
+    int status = 0;
+    const pid_t pid = waitpid(-1, &status, 0);
+    if (pid < 0) throw std::system_error(errno, std::generic_category(), "waitpid");
+    const auto it = running.find(pid);
+    if (it == running.end()) continue;
+    const auto [row, command] = it->second;
+    running.erase(it);
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+      ++failures;
+      static const char* const kStages[] = {"nmt-train", "nmt-average", "nmt-evaluate"};
+      spdlog::error("row {} ({}): {} failed ({}); see {}/log.txt", row->index, row->label,
+                    kStages[std::min<std::size_t>(command, 2)],
+                    WIFEXITED(status) ? fmt::format("exit {}", WEXITSTATUS(status))
+                                      : fmt::format("signal {}", WTERMSIG(status)),
+                    row->dir);
+      continue;
+    }
+    if (command + 1 < row->commands.size()) {
+      launch(row, command + 1);
+      continue;
+    }
+    fs::rename(row->dir + "/eval.json.partial", row->dir + "/eval.json");
+    ++finished;
+    const double elapsed = std::chrono::duration<double>(Clock::now() - start).count();
+    const auto left = queue.size() - finished - static_cast<std::size_t>(failures);
+    // Wall time per finished row already reflects the rows running side by side.
+    spdlog::info("row {} ({}): done; {}/{} rows of this run in {:.0f} s, ETA {:.0f} s", row->index,
+                 row->label, finished, queue.size(), elapsed,
+                 elapsed / static_cast<double>(finished) * static_cast<double>(left));
+  }
+  return failures;
+}
+
+}  // namespace nmt::sweep

@@ -1,0 +1,44 @@
+#pragma once
+// Runs a sweep's rows on this machine. A row is three commands, each a separate process so the
+// training can be an MPI job (a launcher prefix such as "mpirun -np 2"):
+//   nmt-train    --config BASE --set ... --run-dir ROW/train --resume   (tracker run tagged with
+//                 the sweep, the row label and index, and the row's reference figures)
+//   nmt-average  --run-dir ROW/train --last K --output ROW/averaged.h5
+//   nmt-evaluate --checkpoint ROW/averaged.h5 --split valid --record --json > ROW/eval.json
+// ROW/eval.json appears (atomically) only when all three succeeded: it marks a finished row, which
+// a re-run skips; a row with checkpoints but no eval.json resumes from its newest checkpoint.
+
+#include <string>
+#include <vector>
+
+#include "sweep/sweep_spec.h"
+
+namespace nmt::sweep {
+
+struct RunnerOptions {
+  std::string sweep_dir;          // rows go to sweep_dir/<slug>/
+  std::string tools_dir;          // where nmt-train, nmt-average, nmt-evaluate are
+  std::vector<std::string> launcher;  // prefix of the nmt-train command, e.g. {"mpirun", "-np", "2"}
+  std::string tracker_port_file;  // or tracker_url; neither: nothing is recorded
+  std::string tracker_url;
+  int threads = 0;  // CPU threads per row (0: the tools' default)
+};
+
+enum class RowState { kPending, kInterrupted, kDone };
+const char* to_string(RowState state);
+
+struct RowPlan {
+  std::size_t index = 0;
+  std::string label, slug, run_name, dir;
+  std::vector<std::string> overrides;
+  std::vector<std::vector<std::string>> commands;  // train, average, evaluate
+  RowState state() const;
+};
+
+std::vector<RowPlan> plan_rows(const SweepSpec& spec, const RunnerOptions& options);
+
+// Runs the rows that are not done, `parallel` at a time, logging progress. Returns the number of
+// rows that failed (their log: ROW/log.txt).
+int run_rows(const std::vector<RowPlan>& rows, int parallel);
+
+}  // namespace nmt::sweep

@@ -1,0 +1,100 @@
+#!/usr/bin/env bash
+# nmt-sweep end to end on a micro sweep (3 rows, tiny model, a few steps) with a real nmt-trackerd:
+#   1. --dry-run lists one line per row, label first;
+#   2. the sweep runs every row (train, average, evaluate) and `nmt-tracker table` shows 3 rows
+#      with the varied columns and real perplexity, BLEU and parameter figures;
+#   3. a sweep killed (SIGKILL, whole process group) during its second row, then re-run, skips the
+#      finished first row (its eval.json untouched) and resumes the second from its checkpoint.
+# Usage: sweep_test.sh BUILD_DIR DATA_DIR
+set -euo pipefail
+build=$1 data=$2
+[[ -f "$data/val.en.gz" ]] || { echo "Multi30k not found at $data"; exit 77; }
+bin=$build/apps
+work=$(mktemp -d)
+daemon=''
+sweep_pid=''
+cleanup() {
+  [[ -n "$sweep_pid" ]] && kill -9 -- "-$sweep_pid" 2>/dev/null
+  [[ -n "$daemon" ]] && kill "$daemon" 2>/dev/null
+  rm -rf "$work"
+}
+trap cleanup EXIT
+[[ -n "${KEEP:-}" ]] && trap - EXIT
+
+"$bin/nmt-preprocess" --out "$work/shards" --vocab-size 400 --log-level warn \
+  --train "$data/val.en.gz" "$data/val.de.gz" --valid "$data/val.en.gz" "$data/val.de.gz" > /dev/null
+"$bin/nmt-trackerd" --db "$work/tracker.db" --port 0 --port-file "$work/port" --log-level warn &
+daemon=$!
+for _ in $(seq 1 100); do [[ -s "$work/port" ]] && break; sleep 0.1; done
+
+cat > "$work/base.yaml" <<YAML
+model: {layers: 1, d_model: 32, d_ff: 64, heads: 2, d_k: 16, d_v: 16, dropout: 0.1, vocab_size: 400}
+data: {dir: $work/shards, max_src_tokens: 600, max_tgt_tokens: 600}
+train: {max_steps: 8, warmup_steps: 4, validate_every: 0, log_every: 4, threads: 1}
+checkpoint: {every_steps: 2, keep_last: 3}
+YAML
+write_spec() {  # name max_steps
+  cat > "$work/$1.yaml" <<YAML
+name: $1
+base: base.yaml
+set: [train.max_steps=$2]
+average_last: 2
+eval: {split: valid, beam: 2, sentences: 40}
+rows:
+  - {label: base, reference: {ppl: 4.92, bleu: 25.8, params: 65}}
+  - {label: A, set: [model.heads=1, model.d_k=32, model.d_v=32]}
+  - {label: C, set: [model.d_ff=128]}
+YAML
+}
+sweep=("$bin/nmt-sweep" --tracker-port-file "$work/port" --threads 1)
+tracker=("$bin/nmt-tracker" --port-file "$work/port")
+
+# 1. dry run
+write_spec micro 8
+"${sweep[@]}" --spec "$work/micro.yaml" --sweep-dir "$work/micro" --dry-run | tee "$work/dry.txt"
+[[ $(wc -l < "$work/dry.txt") -eq 3 ]] || { echo "FAIL: dry run lists $(wc -l < "$work/dry.txt") rows"; exit 1; }
+grep -q '^A .*model.heads=1 model.d_k=32 model.d_v=32' "$work/dry.txt" || { echo "FAIL: dry-run line"; exit 1; }
+
+# 2. the whole sweep, then the table
+"${sweep[@]}" --spec "$work/micro.yaml" --sweep-dir "$work/micro" --log-level warn
+"${tracker[@]}" table --sweep micro --format csv | tee "$work/table.csv"
+python3 - "$work/table.csv" <<'PY'
+import csv, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+assert len(rows) == 3, f"{len(rows)} rows"
+cols = rows[0].keys()
+for c in ("h", "d_k", "d_v", "d_ff", "PPL (dev)", "BLEU (dev)", "params ×10^6", "paper PPL"):
+    assert c in cols, f"no column {c}: {list(cols)}"
+ppl = [float(r["PPL (dev)"]) for r in rows]
+bleu = [float(r["BLEU (dev)"]) for r in rows]
+assert all(0 <= b <= 100 for b in bleu), bleu
+assert rows[0]["paper PPL"] == "4.92", rows[0]["paper PPL"]
+assert all(1 < p < 400 for p in ppl), ppl            # a real perplexity (vocabulary 400)
+assert [r["h"] for r in rows] == ["2", "1", "2"], [r["h"] for r in rows]
+params = [float(r["params ×10^6"]) for r in rows]
+assert params[0] == params[1] < params[2], params    # A keeps h x d_k; C's wider FFN adds
+print("table ok:", ppl, params)
+PY
+
+# 3. interrupted sweep: kill it while row 1 trains, then re-run
+write_spec resumed 60
+setsid "${sweep[@]}" --spec "$work/resumed.yaml" --sweep-dir "$work/resumed" > "$work/first.log" 2>&1 &
+sweep_pid=$!
+for _ in $(seq 1 1200); do
+  [[ -f "$work/resumed/01-A/train/checkpoints/step-00000004.h5" ]] && break
+  sleep 0.1
+done
+kill -9 -- "-$sweep_pid"
+wait "$sweep_pid" 2>/dev/null || true
+sweep_pid=
+[[ -f "$work/resumed/00-base/eval.json" ]] || { cat "$work/first.log"; echo "FAIL: row 0 did not finish first"; exit 1; }
+[[ ! -f "$work/resumed/01-A/eval.json" ]] || { echo "FAIL: row 1 finished before the kill"; exit 1; }
+before=$(stat -c '%Y %i' "$work/resumed/00-base/eval.json")
+"${sweep[@]}" --spec "$work/resumed.yaml" --sweep-dir "$work/resumed" > "$work/second.log" 2>&1
+grep -q 'row 0 (base): done already, skipped' "$work/second.log" || { cat "$work/second.log"; echo "FAIL: row 0 not skipped"; exit 1; }
+grep -q 'row 1 (A): resuming' "$work/second.log" || { cat "$work/second.log"; echo "FAIL: row 1 not resumed"; exit 1; }
+grep -q 'resumed from .*step-0000000' "$work/resumed/01-A/log.txt" || { echo "FAIL: nmt-train did not resume"; exit 1; }
+[[ "$(stat -c '%Y %i' "$work/resumed/00-base/eval.json")" == "$before" ]] || { echo "FAIL: row 0 redone"; exit 1; }
+for row in 00-base 01-A 02-C; do [[ -f "$work/resumed/$row/eval.json" ]] || { echo "FAIL: $row"; exit 1; }; done
+[[ $("${tracker[@]}" table --sweep resumed --format csv | wc -l) -eq 4 ]] || { echo "FAIL: resumed table"; exit 1; }
+echo "ok"

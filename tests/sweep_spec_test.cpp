@@ -1,0 +1,114 @@
+// Sweep specs: the shipped Table 3 specs load with every row of the paper in order; unknown keys
+// (in the spec or a row's overrides), rows that change nothing and a second base row are errors
+// naming the file and row; the Slurm array script has one index per row.
+
+#include "common/config_loader.h"
+#include "sweep/row_runner.h"
+#include "sweep/slurm_array.h"
+#include "sweep/sweep_spec.h"
+#include "test_utils.h"
+
+namespace nmt::sweep {
+namespace {
+
+using testing::TempDir;
+using testing::write_text;
+
+std::vector<std::string> labels(const SweepSpec& spec) {
+  std::vector<std::string> out;
+  for (const auto& r : spec.rows) out.push_back(r.label);
+  return out;
+}
+
+const std::vector<std::string> kTable3Labels = {"base", "A", "A", "A", "A", "B", "B",
+                                                "C",    "C", "C", "C", "C", "C", "C",
+                                                "D",    "D", "D", "D", "E", "big"};
+
+TEST(SweepSpec, ShippedTable3HasEveryRowWithThePapersFigures) {
+  const auto spec = load_sweep_spec(std::string(NMT_SOURCE_DIR) + "/configs/sweeps/table3.yaml");
+  EXPECT_EQ(spec.name, "table3");
+  EXPECT_EQ(labels(spec), kTable3Labels);
+  EXPECT_DOUBLE_EQ(spec.rows[0].reference.ppl, 4.92);
+  EXPECT_EQ(spec.rows[0].config.model.expected_parameter_count(), 63082496);  // 37k vocabulary
+  EXPECT_EQ(spec.rows[1].config.model.heads, 1);
+  EXPECT_EQ(spec.rows[1].config.model.d_k, 512);
+  EXPECT_EQ(spec.rows[5].config.model.expected_parameter_count(), 55990784);  // B, d_k 16
+  EXPECT_EQ(spec.rows[7].config.model.expected_parameter_count(), 33656832);  // C, N 2
+  EXPECT_EQ(spec.rows[10].config.model.expected_parameter_count(), 26834944);  // C, d_model 256
+  EXPECT_EQ(spec.rows[11].config.model.expected_parameter_count(), 163889152);  // C, 1024
+  EXPECT_EQ(spec.rows[18].config.model.positions, "learned");
+  EXPECT_EQ(spec.rows[19].config.model.expected_parameter_count(), 214245376);  // big
+  EXPECT_EQ(spec.rows[19].config.train.max_steps, 300000);
+  EXPECT_DOUBLE_EQ(spec.rows[19].reference.bleu, 26.4);
+}
+
+TEST(SweepSpec, ShippedMulti30kSiblingKeepsTheStructure) {
+  const auto spec =
+      load_sweep_spec(std::string(NMT_SOURCE_DIR) + "/configs/sweeps/table3-multi30k.yaml");
+  EXPECT_EQ(labels(spec), kTable3Labels);
+  EXPECT_EQ(spec.rows[0].config.model.d_model, 128);
+  EXPECT_EQ(spec.rows[19].config.model.d_model, 256);
+}
+
+struct SpecFiles {
+  TempDir dir;
+  std::string write(const std::string& rows) {
+    write_text(dir.file("base.yaml"), "model: {layers: 2, d_model: 64, d_ff: 128, heads: 4, d_k: 16, d_v: 16}\n");
+    const std::string path = dir.file("spec.yaml");
+    write_text(path, "name: micro\nbase: base.yaml\nrows:\n" + rows);
+    return path;
+  }
+};
+
+TEST(SweepSpec, ResolvesRowsAndListsThemInOrder) {
+  SpecFiles f;
+  const auto spec = load_sweep_spec(f.write("  - label: base\n"
+                                            "  - {label: C, set: [model.layers=4]}\n"));
+  ASSERT_EQ(spec.rows.size(), 2u);
+  EXPECT_EQ(spec.experiment, "micro");
+  EXPECT_EQ(spec.rows[1].config.model.layers, 4);
+  EXPECT_EQ(spec.rows[1].config.model.d_model, 64);
+  EXPECT_EQ(row_slug(spec, 1), "01-C");
+  RunnerOptions options;
+  options.sweep_dir = f.dir.file("sweep");
+  options.tools_dir = "/opt/nmt/bin";
+  const auto plans = plan_rows(spec, options);
+  EXPECT_EQ(plans[1].run_name, "micro-01-C");
+  EXPECT_EQ(plans[1].state(), RowState::kPending);
+  const auto& train = plans[1].commands[0];
+  EXPECT_EQ(train.front(), "/opt/nmt/bin/nmt-train");
+  EXPECT_NE(std::find(train.begin(), train.end(), "model.layers=4"), train.end());
+  EXPECT_NE(std::find(train.begin(), train.end(), "--resume"), train.end());
+}
+
+TEST(SweepSpec, RejectsUnknownKeysNoOpRowsAndTwoBaseRows) {
+  SpecFiles f;
+  NMT_EXPECT_THROW_WITH(load_sweep_spec(f.write("  - {label: A, set: [model.hedas=2]}\n")),
+                        ConfigError, "spec.yaml", "row 0 (A)", "model.hedas");
+  NMT_EXPECT_THROW_WITH(load_sweep_spec(f.write("  - {label: A, set: [model.heads=4]}\n")),
+                        ConfigError, "row 0 (A)", "change nothing");
+  NMT_EXPECT_THROW_WITH(load_sweep_spec(f.write("  - {label: base}\n  - {label: again}\n")),
+                        ConfigError, "row 1 (again)", "second row without overrides");
+  NMT_EXPECT_THROW_WITH(load_sweep_spec(f.write("  - {label: A, sett: [model.heads=2]}\n")),
+                        ConfigError, "sett");
+}
+
+TEST(SlurmArray, OneIndexPerRowEachResumingItsRow) {
+  SpecFiles f;
+  const auto spec = load_sweep_spec(f.write("  - label: base\n"
+                                            "  - {label: C, set: [model.layers=4]}\n"
+                                            "  - {label: D, set: [model.dropout=0.3]}\n"));
+  SlurmOptions options;
+  options.nmt_sweep = "/opt/nmt/bin/nmt-sweep";
+  options.spec_path = "/specs/micro.yaml";
+  options.sweep_dir = "/runs/micro";
+  options.max_parallel = 2;
+  const auto script = slurm_array_script(spec, options);
+  EXPECT_NE(script.find("#SBATCH --array=0-2%2"), std::string::npos) << script;
+  EXPECT_NE(script.find("#SBATCH --requeue"), std::string::npos);
+  EXPECT_NE(script.find("--row \"$SLURM_ARRAY_TASK_ID\""), std::string::npos);
+  EXPECT_NE(script.find("scontrol requeue"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace nmt::sweep

@@ -1,0 +1,73 @@
+#include "trainer/train/evaluation.h"
+
+#include <torch/utils.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "eval/bleu.h"
+#include "trainer/decode/translator.h"
+#include "trainer/optim/label_smoothing.h"
+#include "trainer/runtime/precision.h"
+
+namespace nmt::train {
+
+SplitScore score_split(model::Transformer& model, const data::TokenBatcher& batches,
+                       double label_smoothing, const std::string& precision, c10::Device device,
+                       const dist::Communicator& comm) {
+  torch::NoGradGuard no_grad;
+  model->eval();
+  double nll = 0, loss = 0;
+  std::int64_t tokens = 0;
+  const auto plan = batches.sequential_plan();
+  for (std::size_t i = static_cast<std::size_t>(comm.rank()); i < plan.size();
+       i += static_cast<std::size_t>(comm.size())) {
+    const auto batch = batches.make_batch(plan[i]);
+    runtime::AutocastScope autocast(precision);
+    const auto logits = model->forward(batch.src.to(device), batch.tgt_in.to(device));
+    const auto terms = optim::label_smoothed_loss(logits.reshape({-1, logits.size(-1)}),
+                                                  batch.tgt_out.to(device).reshape({-1}),
+                                                  label_smoothing, preprocess::kPadId);
+    nll += terms.nll.item<double>();
+    loss += terms.smoothed.item<double>();
+    tokens += terms.tokens;
+  }
+  model->train();
+  std::vector<double> sums = {nll, loss, static_cast<double>(tokens)};
+  comm.allreduce_sum(sums);
+  SplitScore score;
+  score.tokens = static_cast<std::int64_t>(sums[2]);
+  const double denominator = std::max(sums[2], 1.0);
+  score.nll = sums[0] / denominator;
+  score.loss = sums[1] / denominator;
+  score.ppl = std::exp(score.nll);
+  return score;
+}
+
+double split_bleu(model::Transformer& model, const preprocess::ShardDataset& data,
+                  const preprocess::Vocabulary& vocab, c10::Device device,
+                  const BleuSettings& settings) {
+  const auto n = settings.sentences > 0 ? std::min(settings.sentences, data.size()) : data.size();
+  std::vector<std::vector<std::int64_t>> sources;
+  std::vector<std::string> references;
+  for (std::int64_t i = 0; i < n; ++i) {
+    const auto pair = data.pair(i);
+    sources.emplace_back(pair.src.begin(), pair.src.end());
+    references.push_back(vocab.decode(pair.tgt.to_vector()));
+  }
+  decode::TranslateOptions options;
+  options.greedy = settings.beam == 1;
+  options.beam.beam_size = settings.beam;
+  options.beam.length_penalty = settings.alpha;
+  decode::Translator translator(model, vocab, device, options);
+  const auto results = translator.translate_ids(sources);
+  model->train();
+  std::vector<std::string> hypotheses;
+  for (const auto& r : results) {
+    hypotheses.push_back(
+        r.empty() ? "" : vocab.decode({r.front().tokens.begin(), r.front().tokens.end()}));
+  }
+  return eval::corpus_bleu(hypotheses, {references}, eval::BleuOptions{}).score.score;
+}
+
+}  // namespace nmt::train
