@@ -61,6 +61,6 @@ fail_rank_1() {
 
 fail_rank_1 KILL killed
 fail_rank_1 STOP hung
-grep -E "rank 1 \(.*\) never arrived" "$work/hung.log" ||
+grep -E "rank 1 \(.*\).* (never arrived|arrived but stopped responding)" "$work/hung.log" ||
   { tail -20 "$work/hung.log"; echo "FAIL: no message naming rank 1"; exit 1; }
 echo "ok"

@@ -78,8 +78,11 @@ PY
 
 # 3. interrupted sweep: kill it while row 1 trains, then re-run
 write_spec resumed 60
-setsid "${sweep[@]}" --spec "$work/resumed.yaml" --sweep-dir "$work/resumed" > "$work/first.log" 2>&1 &
+# Job control gives the background sweep its own process group, so one kill takes its children.
+set -m
+"${sweep[@]}" --spec "$work/resumed.yaml" --sweep-dir "$work/resumed" > "$work/first.log" 2>&1 &
 sweep_pid=$!
+set +m
 for _ in $(seq 1 1200); do
   [[ -f "$work/resumed/01-A/train/checkpoints/step-00000004.h5" ]] && break
   sleep 0.1

@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <chrono>
 #include <climits>
 #include <cstdlib>
@@ -22,6 +23,8 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 constexpr int kArrivalTag = 7301;
+constexpr int kHeartbeatTag = 7302;
+constexpr std::chrono::seconds kHeartbeatEvery{1};
 constexpr std::size_t kNameBytes = 96;
 
 int checked_count(std::size_t count) {
@@ -61,17 +64,38 @@ struct Communicator::State {
   int long_waits = 0;
   std::int64_t step = -1;
   std::int64_t sequence = 0;  // collectives announced so far
-  std::int64_t sent = 0;      // what this rank announced (send buffer)
-  std::vector<std::int64_t> received;
-  std::vector<MPI_Request> arrivals;  // one per peer rank (rank 0) or the one from rank 0
-  std::vector<int> arrival_ranks;
+  // A small point-to-point message in flight; its buffer lives as long as the request.
+  struct Message {
+    MPI_Request request = MPI_REQUEST_NULL;
+    int from = -1;  // the sender, for receives; -1 for sends
+    std::int64_t value = 0;
+  };
+  using Messages = std::vector<std::unique_ptr<Message>>;
+  Messages arrivals;   // of the current collective: sends, and receives from each peer
+  Messages lingering;  // earlier messages not completed yet (never waited for: a peer may hang)
+  Messages beats;      // heartbeats sent, not completed yet
   std::string what;
   double wait_seconds = 0.0;
+  Clock::time_point last_beat{}, last_drain{};
+  std::vector<Clock::time_point> last_heard;  // per rank: its latest heartbeat (rank 0 and peers)
 
   double limit() const { return long_waits > 0 ? hang.long_timeout_s : hang.timeout_s; }
   void announce(const char* label);
   void wait(MPI_Request* requests, int count, const char* label);
   void overdue(double waited_s);
+  void pulse();
+  static void forget_completed(Messages& messages) {
+    for (auto& m : messages) {
+      int done = 0;
+      check_mpi(MPI_Test(&m->request, &done, MPI_STATUS_IGNORE), "MPI_Test(message)");
+      if (done) m.reset();
+    }
+    messages.erase(std::remove(messages.begin(), messages.end(), nullptr), messages.end());
+  }
+  double silent_seconds(int r) const {
+    return std::chrono::duration<double>(Clock::now() - last_heard[static_cast<std::size_t>(r)])
+        .count();
+  }
   std::string describe(int r) const {
     return fmt::format("rank {} ({})", r, r < static_cast<int>(names.size()) ? names[r] : "?");
   }
@@ -80,27 +104,23 @@ struct Communicator::State {
 void Communicator::State::announce(const char* label) {
   what = label;
   if (!watching || size == 1) return;
-  // The previous collective completed, so its arrival messages were all sent; finish them.
-  if (!arrivals.empty()) {
-    check_mpi(MPI_Waitall(static_cast<int>(arrivals.size()), arrivals.data(), MPI_STATUSES_IGNORE),
-          "MPI_Waitall(arrivals)");
-  }
+  for (auto& m : arrivals) lingering.push_back(std::move(m));
   arrivals.clear();
-  arrival_ranks.clear();
-  sent = ++sequence;
+  forget_completed(lingering);
+  ++sequence;
   const int peers = rank == 0 ? size - 1 : 1;
-  received.assign(static_cast<std::size_t>(peers), -1);
   for (int i = 0; i < peers; ++i) {
     const int peer = rank == 0 ? i + 1 : 0;
-    MPI_Request recv = MPI_REQUEST_NULL, send = MPI_REQUEST_NULL;
-    check_mpi(MPI_Irecv(&received[static_cast<std::size_t>(i)], 1, MPI_INT64_T, peer, kArrivalTag,
-                    comm, &recv),
-          "MPI_Irecv(arrival)");
-    check_mpi(MPI_Isend(&sent, 1, MPI_INT64_T, peer, kArrivalTag, comm, &send), "MPI_Isend(arrival)");
-    arrivals.push_back(recv);
-    arrival_ranks.push_back(peer);
-    arrivals.push_back(send);
-    arrival_ranks.push_back(-1);  // a send: nothing to learn from it
+    auto recv = std::make_unique<Message>();
+    recv->from = peer;
+    check_mpi(MPI_Irecv(&recv->value, 1, MPI_INT64_T, peer, kArrivalTag, comm, &recv->request),
+              "MPI_Irecv(arrival)");
+    arrivals.push_back(std::move(recv));
+    auto send = std::make_unique<Message>();
+    send->value = sequence;
+    check_mpi(MPI_Isend(&send->value, 1, MPI_INT64_T, peer, kArrivalTag, comm, &send->request),
+              "MPI_Isend(arrival)");
+    arrivals.push_back(std::move(send));
   }
 }
 
@@ -112,6 +132,7 @@ void Communicator::State::wait(MPI_Request* requests, int count, const char* lab
     check_mpi(MPI_Testall(count, requests, &done, MPI_STATUSES_IGNORE), label);
     waited = std::chrono::duration<double>(Clock::now() - start).count();
     if (done) break;
+    pulse();
     if (watching && waited > limit()) overdue(waited);
     // Non-blocking collectives advance only inside MPI calls, so keep testing (as a blocking
     // MPI call spins internally), but let another process have the core between tests.
@@ -120,16 +141,61 @@ void Communicator::State::wait(MPI_Request* requests, int count, const char* lab
   wait_seconds += waited;
 }
 
+// While a rank waits it sends a heartbeat every second (to rank 0; rank 0 to every rank) and
+// notes the heartbeats it receives: a rank that arrived at a collective and then stopped (frozen,
+// or stuck inside MPI) falls silent, and the wait that times out can name it.
+void Communicator::State::pulse() {
+  if (!watching || size == 1) return;
+  const auto now = Clock::now();
+  if (now - last_beat >= kHeartbeatEvery) {
+    last_beat = now;
+    forget_completed(beats);
+    // Never blocking: a frozen peer must not freeze this rank. Few beats pile up meanwhile.
+    if (beats.size() < 16 * static_cast<std::size_t>(size)) {
+      for (int peer = 0; peer < size; ++peer) {
+        if (peer == rank || (rank != 0 && peer != 0)) continue;
+        auto beat = std::make_unique<Message>();
+        beat->value = sequence;
+        check_mpi(MPI_Isend(&beat->value, 1, MPI_INT64_T, peer, kHeartbeatTag, comm,
+                            &beat->request),
+                  "MPI_Isend(heartbeat)");
+        beats.push_back(std::move(beat));
+      }
+    }
+  }
+  if (now - last_drain < std::chrono::milliseconds(10)) return;
+  last_drain = now;
+  for (;;) {
+    int pending = 0;
+    MPI_Status status;
+    check_mpi(MPI_Iprobe(MPI_ANY_SOURCE, kHeartbeatTag, comm, &pending, &status),
+              "MPI_Iprobe(heartbeat)");
+    if (!pending) break;
+    std::int64_t sequence_there = 0;
+    check_mpi(MPI_Recv(&sequence_there, 1, MPI_INT64_T, status.MPI_SOURCE, kHeartbeatTag, comm,
+                       MPI_STATUS_IGNORE),
+              "MPI_Recv(heartbeat)");
+    last_heard[static_cast<std::size_t>(status.MPI_SOURCE)] = now;
+  }
+}
+
 // Called from a wait past the limit. Rank 0 names the ranks that never announced this
 // collective and aborts; other ranks name rank 0 when it is the one missing, and otherwise give
 // rank 0 a grace period to report before aborting themselves.
 void Communicator::State::overdue(double waited_s) {
-  std::vector<std::string> missing;
-  for (std::size_t i = 0; i < arrivals.size(); ++i) {
-    if (arrival_ranks[i] < 0) continue;
+  // Never arrived: hung before the collective. Arrived, then silent: frozen inside it.
+  std::vector<std::string> missing, silent;
+  const double silence_limit = std::min(5.0, 0.5 * hang.timeout_s);
+  for (auto& m : arrivals) {
+    if (m->from < 0) continue;
     int arrived = 0;
-    check_mpi(MPI_Test(&arrivals[i], &arrived, MPI_STATUS_IGNORE), "MPI_Test(arrival)");
-    if (!arrived) missing.push_back(describe(arrival_ranks[i]));
+    check_mpi(MPI_Test(&m->request, &arrived, MPI_STATUS_IGNORE), "MPI_Test(arrival)");
+    if (!arrived) {
+      missing.push_back(describe(m->from));
+    } else if (silent_seconds(m->from) > silence_limit) {
+      silent.push_back(
+          fmt::format("{} (silent for {:.0f} s)", describe(m->from), silent_seconds(m->from)));
+    }
   }
   const std::string where =
       fmt::format("collective '{}' #{} at step {}, waited {:.0f} s", what, sequence, step, waited_s);
@@ -137,6 +203,12 @@ void Communicator::State::overdue(double waited_s) {
     Communicator::abort_job(fmt::format("{} never arrived ({}): it is hung or far behind; "
                                         "aborting the job from {}",
                                         fmt::join(missing, ", "), where, describe(rank)),
+                            3);
+  }
+  if (!silent.empty()) {
+    Communicator::abort_job(fmt::format("{} arrived but stopped responding ({}): it is hung; "
+                                        "aborting the job from {}",
+                                        fmt::join(silent, ", "), where, describe(rank)),
                             3);
   }
   if (rank == 0) {
@@ -210,26 +282,6 @@ void Communicator::allreduce_sum(std::vector<float>& values) const {
 }
 void Communicator::allreduce_sum(std::vector<std::int64_t>& values) const {
   allreduce_sum(values.data(), values.size(), ElementType::kInt64);
-}
-
-void Communicator::allreduce_min(std::vector<std::uint64_t>& values) const {
-  if (state_->size == 1) return;
-  state_->announce("allreduce(min)");
-  MPI_Request r = MPI_REQUEST_NULL;
-  check_mpi(MPI_Iallreduce(MPI_IN_PLACE, values.data(), checked_count(values.size()), MPI_UINT64_T,
-                       MPI_MIN, state_->comm, &r),
-        "MPI_Iallreduce(min)");
-  state_->wait(&r, 1, "MPI_Iallreduce(min)");
-}
-
-void Communicator::allreduce_max(std::vector<std::uint64_t>& values) const {
-  if (state_->size == 1) return;
-  state_->announce("allreduce(max)");
-  MPI_Request r = MPI_REQUEST_NULL;
-  check_mpi(MPI_Iallreduce(MPI_IN_PLACE, values.data(), checked_count(values.size()), MPI_UINT64_T,
-                       MPI_MAX, state_->comm, &r),
-        "MPI_Iallreduce(max)");
-  state_->wait(&r, 1, "MPI_Iallreduce(max)");
 }
 
 void Communicator::broadcast(void* data, std::size_t bytes, int root) const {
@@ -308,6 +360,7 @@ void Communicator::wait_all(std::vector<Request>& requests, const char* what) co
 void Communicator::watch_for_hangs(HangOptions options) {
   state_->hang = options;
   state_->watching = true;
+  state_->last_heard.assign(static_cast<std::size_t>(state_->size), Clock::now());
 }
 
 void Communicator::set_step(std::int64_t step) { state_->step = step; }

@@ -41,9 +41,6 @@ class Communicator {
   void allreduce_sum(std::vector<float>& values) const;
   void allreduce_sum(std::vector<std::int64_t>& values) const;
   void allreduce_sum(void* data, std::size_t count, ElementType type) const;
-  // Element-wise minimum and maximum, in place.
-  void allreduce_min(std::vector<std::uint64_t>& values) const;
-  void allreduce_max(std::vector<std::uint64_t>& values) const;
 
   // Copies root's buffer to every rank; sizes must already agree.
   void broadcast(void* data, std::size_t bytes, int root = 0) const;
