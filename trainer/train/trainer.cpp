@@ -403,6 +403,7 @@ TrainResult Trainer::run(bool resume) {
   m.model->train();
   ProgressMeter progress("train", "steps", 30.0);
   const auto start = Clock::now();
+  const std::int64_t first_step = m.state.step;
   m.run_start = start;
   m.elapsed_before = m.state.elapsed_seconds;
   while (m.state.step < m.config.train.max_steps && !result.early_stopped) {
@@ -415,7 +416,7 @@ TrainResult Trainer::run(bool resume) {
       m.step_seconds_total > 0 ? m.allreduce_seconds / m.step_seconds_total : 0.0;
   result.steps = m.state.step;
   result.best_valid_nll = m.state.best_valid_nll;
-  if (m.comm.is_root()) progress.finish(m.state.step);
+  if (m.comm.is_root()) progress.finish(m.state.step - first_step);  // this process's steps
   return result;
 }
 
