@@ -3,7 +3,7 @@
 #   1. --dry-run lists one line per row, label first;
 #   2. the sweep runs every row (train, average, evaluate) and `nmt-tracker table` shows 3 rows
 #      with the varied columns and real perplexity, BLEU and parameter figures;
-#   3. a sweep killed (SIGKILL, whole process group) during its second row, then re-run, skips the
+#   3. a sweep killed (SIGKILL, with the tools it started) during its second row, then re-run, skips the
 #      finished first row (its eval.json untouched) and resumes the second from its checkpoint.
 # Usage: sweep_test.sh BUILD_DIR DATA_DIR
 set -euo pipefail
@@ -14,7 +14,7 @@ work=$(mktemp -d)
 daemon=''
 sweep_pid=''
 cleanup() {
-  [[ -n "$sweep_pid" ]] && kill -9 -- "-$sweep_pid" 2>/dev/null
+  [[ -n "$sweep_pid" ]] && { pkill -9 -P "$sweep_pid"; kill -9 "$sweep_pid"; } 2>/dev/null
   [[ -n "$daemon" ]] && kill "$daemon" 2>/dev/null
   rm -rf "$work"
 }
@@ -77,17 +77,17 @@ print("table ok:", ppl, params)
 PY
 
 # 3. interrupted sweep: kill it while row 1 trains, then re-run
-write_spec resumed 60
-# Job control gives the background sweep its own process group, so one kill takes its children.
-set -m
+write_spec resumed 400
 "${sweep[@]}" --spec "$work/resumed.yaml" --sweep-dir "$work/resumed" > "$work/first.log" 2>&1 &
 sweep_pid=$!
-set +m
 for _ in $(seq 1 1200); do
-  [[ -f "$work/resumed/01-A/train/checkpoints/step-00000004.h5" ]] && break
+  compgen -G "$work/resumed/01-A/train/checkpoints/step-*.h5" > /dev/null && break
   sleep 0.1
 done
-kill -9 -- "-$sweep_pid"
+# As a node loss would: the sweep and the tools it started (its children) die at once.
+kill -STOP "$sweep_pid" 2>/dev/null || true
+pkill -9 -P "$sweep_pid" || true
+kill -9 "$sweep_pid" 2>/dev/null || true
 wait "$sweep_pid" 2>/dev/null || true
 sweep_pid=
 [[ -f "$work/resumed/00-base/eval.json" ]] || { cat "$work/first.log"; echo "FAIL: row 0 did not finish first"; exit 1; }
@@ -96,7 +96,7 @@ before=$(stat -c '%Y %i' "$work/resumed/00-base/eval.json")
 "${sweep[@]}" --spec "$work/resumed.yaml" --sweep-dir "$work/resumed" > "$work/second.log" 2>&1
 grep -q 'row 0 (base): done already, skipped' "$work/second.log" || { cat "$work/second.log"; echo "FAIL: row 0 not skipped"; exit 1; }
 grep -q 'row 1 (A): resuming' "$work/second.log" || { cat "$work/second.log"; echo "FAIL: row 1 not resumed"; exit 1; }
-grep -q 'resumed from .*step-0000000' "$work/resumed/01-A/log.txt" || { echo "FAIL: nmt-train did not resume"; exit 1; }
+grep -q 'resumed from .*step-0' "$work/resumed/01-A/log.txt" || { echo "FAIL: nmt-train did not resume"; exit 1; }
 [[ "$(stat -c '%Y %i' "$work/resumed/00-base/eval.json")" == "$before" ]] || { echo "FAIL: row 0 redone"; exit 1; }
 for row in 00-base 01-A 02-C; do [[ -f "$work/resumed/$row/eval.json" ]] || { echo "FAIL: $row"; exit 1; }; done
 [[ $("${tracker[@]}" table --sweep resumed --format csv | wc -l) -eq 4 ]] || { echo "FAIL: resumed table"; exit 1; }
