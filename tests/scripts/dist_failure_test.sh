@@ -37,11 +37,11 @@ fail_rank_1() {
     > "$work/$name.log" 2>&1 &
   job=$!
   for _ in $(seq 1 600); do
-    [[ -f "$work/$name/checkpoints/step-00000005.h5" ]] && break
+    compgen -G "$work/$name/checkpoints/step-*.h5" > /dev/null && break
     kill -0 "$job" 2>/dev/null || break
     sleep 0.1
   done
-  [[ -f "$work/$name/checkpoints/step-00000005.h5" ]] || { cat "$work/$name.log"; echo "job did not start training"; exit 1; }
+  compgen -G "$work/$name/checkpoints/step-*.h5" > /dev/null || { cat "$work/$name.log"; echo "job did not start training"; exit 1; }
   local pid
   pid=$(rank_pid 1) || { echo "rank 1 not found"; exit 1; }
   local start=$SECONDS
