@@ -11,8 +11,9 @@ work=$(mktemp -d)
 job=
 trap '[[ -n "$job" ]] && kill -9 "$job" 2>/dev/null; rm -rf "$work"' EXIT
 
-"$preprocess" --out "$work/shards" --vocab-size 400 --log-level warn \
-  --train "$data/val.en.gz" "$data/val.de.gz" --valid "$data/val.en.gz" "$data/val.de.gz" > /dev/null
+# shellcheck source=tests/scripts/tiny_shards.sh
+source "$(dirname "${BASH_SOURCE[0]}")/tiny_shards.sh"
+make_tiny_shards "$preprocess" "$data" "$work/shards"
 args=(--data "$work/shards"
   --set model.layers=1 --set model.d_model=32 --set model.d_ff=64 --set model.heads=2
   --set model.d_k=16 --set model.d_v=16 --set data.max_src_tokens=400 --set data.max_tgt_tokens=400

@@ -8,8 +8,9 @@ preprocess=$1 train=$2 python=$3 data=$4
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
-"$preprocess" --out "$work/shards" --vocab-size 400 --log-level warn \
-  --train "$data/val.en.gz" "$data/val.de.gz" --valid "$data/val.en.gz" "$data/val.de.gz" > /dev/null
+# shellcheck source=tests/scripts/tiny_shards.sh
+source "$(dirname "${BASH_SOURCE[0]}")/tiny_shards.sh"
+make_tiny_shards "$preprocess" "$data" "$work/shards"
 args=(--data "$work/shards" --log-level warn
   --set model.layers=2 --set model.d_model=64 --set model.d_ff=128 --set model.heads=4
   --set model.d_k=16 --set model.d_v=16 --set model.dropout=0.1

@@ -21,8 +21,9 @@ cleanup() {
 trap cleanup EXIT
 [[ -n "${KEEP:-}" ]] && trap - EXIT
 
-"$bin/nmt-preprocess" --out "$work/shards" --vocab-size 400 --log-level warn \
-  --train "$data/val.en.gz" "$data/val.de.gz" --valid "$data/val.en.gz" "$data/val.de.gz" > /dev/null
+# shellcheck source=tests/scripts/tiny_shards.sh
+source "$(dirname "${BASH_SOURCE[0]}")/tiny_shards.sh"
+make_tiny_shards "$bin/nmt-preprocess" "$data" "$work/shards"
 "$bin/nmt-trackerd" --db "$work/tracker.db" --port 0 --port-file "$work/port" --log-level warn &
 daemon=$!
 for _ in $(seq 1 100); do [[ -s "$work/port" ]] && break; sleep 0.1; done

@@ -9,8 +9,9 @@ root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
-"$build/apps/nmt-preprocess" --out "$work/shards" --vocab-size 400 --log-level warn \
-  --train "$data/val.en.gz" "$data/val.de.gz" --valid "$data/val.en.gz" "$data/val.de.gz" > /dev/null
+# shellcheck source=tests/scripts/tiny_shards.sh
+source "$(dirname "${BASH_SOURCE[0]}")/tiny_shards.sh"
+make_tiny_shards "$build/apps/nmt-preprocess" "$data" "$work/shards"
 NMT_BUILD_DIR=$build "$root/jobs/train_mpirun.sh" 2 --data "$work/shards" --run-dir "$work/run" \
   --set model.layers=1 --set model.d_model=32 --set model.d_ff=64 --set model.heads=2 \
   --set model.d_k=16 --set model.d_v=16 --set data.max_src_tokens=400 --set data.max_tgt_tokens=400 \

@@ -22,8 +22,7 @@ struct Bucket {
   ElementType type = ElementType::kFloat32;
   std::size_t slots = 0;  // parameters in it
   std::size_t filled = 0;
-  bool started = false;
-  Communicator::Request request;
+  Communicator::Request request;  // buckets [0, next_to_start) have started
 };
 
 at::ScalarType reduction_type(at::ScalarType t) {
@@ -134,7 +133,6 @@ void GradientReducer::Impl::start_ready_buckets() {
     auto& bucket = buckets[next_to_start];
     if (bucket.filled < bucket.slots) return;
     ++next_to_start;
-    bucket.started = true;
     if (bucket.buffer.is_cuda() && options.device_collective != nullptr) {
       options.device_collective->start(bucket.buffer);  // ordered on the device's streams
       continue;
@@ -150,8 +148,8 @@ void GradientReducer::Impl::start_ready_buckets() {
 // MPI progresses non-blocking collectives only inside MPI calls; testing them from the hooks
 // lets the reductions advance while the backward pass computes.
 void GradientReducer::Impl::drive_progress() {
-  for (auto& bucket : buckets) {
-    if (bucket.started && bucket.request.pending()) comm.test(bucket.request);
+  for (std::size_t b = 0; b < next_to_start; ++b) {
+    if (buckets[b].request.pending()) comm.test(buckets[b].request);
   }
 }
 
@@ -199,10 +197,7 @@ void GradientReducer::finish() {
     }
     slot.ready = false;
   }
-  for (auto& bucket : m.buckets) {
-    bucket.filled = 0;
-    bucket.started = false;
-  }
+  for (auto& bucket : m.buckets) bucket.filled = 0;
   m.next_to_start = 0;
   m.armed = false;
 }
