@@ -9,18 +9,19 @@
 #include <ctime>
 #include <fstream>
 #include <iostream>
-#include <cmath>
 #include <map>
 #include <optional>
 #include <set>
 
 #include "common/cli.h"
 #include "tracker/client/http_client.h"
+#include "tracker/client/table_format.h"
 
 namespace {
 
 using nlohmann::json;
 using nmt::tracker::HttpClient;
+using nmt::tracker::json_cell;
 using Table = std::vector<std::vector<std::string>>;
 
 // The daemon did not answer (or cannot be found): exit status 3, so scripts can tell it apart.
@@ -95,15 +96,6 @@ std::string query_string(const std::vector<std::pair<std::string, std::string>>&
   return out;
 }
 
-// A JSON value as a table cell: integers plainly, other numbers in their shortest exact form.
-std::string cell(const json& v) {
-  if (v.is_null()) return "-";
-  if (v.is_string()) return v.get<std::string>();
-  if (v.is_number_integer()) return std::to_string(v.get<std::int64_t>());
-  if (v.is_number_float()) return fmt::format("{}", v.get<double>());
-  return v.dump();
-}
-
 std::string time_cell(const json& v) {
   if (!v.is_number()) return "-";
   const auto seconds = static_cast<std::time_t>(v.get<double>());
@@ -153,9 +145,10 @@ int cmd_runs(HttpClient& http, const RunsQuery& q) {
   if (q.json) return std::cout << answer.dump(2) << "\n", 0;
   Table rows;
   for (const auto& r : answer.at("runs")) {
-    rows.push_back({cell(r["run_id"]), cell(r["experiment"]), cell(r["name"]), cell(r["sweep"]),
-                    cell(r["row_label"]), cell(r["status"]), cell(r["attempt"]), cell(r["host"]),
-                    time_cell(r["started_at"]), time_cell(r["ended_at"])});
+    rows.push_back({json_cell(r["run_id"]), json_cell(r["experiment"]), json_cell(r["name"]),
+                    json_cell(r["sweep"]), json_cell(r["row_label"]), json_cell(r["status"]),
+                    json_cell(r["attempt"]), json_cell(r["host"]), time_cell(r["started_at"]),
+                    time_cell(r["ended_at"])});
   }
   print_table(
       {"id", "experiment", "name", "sweep", "row", "status", "attempt", "host", "started", "ended"},
@@ -167,7 +160,7 @@ Table rows_of(const json& list, const std::vector<std::string>& keys) {
   Table rows;
   for (const auto& item : list) {
     std::vector<std::string> row;
-    for (const auto& key : keys) row.push_back(cell(item.value(key, json())));
+    for (const auto& key : keys) row.push_back(json_cell(item.value(key, json())));
     rows.push_back(row);
   }
   return rows;
@@ -179,14 +172,14 @@ int cmd_show(HttpClient& http, std::int64_t run, bool as_json) {
   for (const char* key :
        {"run_id", "experiment", "name", "sweep", "row_label", "row_index", "status", "attempt",
         "config_hash", "git_revision", "host", "world_size", "slurm_job_id", "slurm_array_id"}) {
-    std::cout << fmt::format("{:<16}{}\n", key, cell(r.value(key, json())));
+    std::cout << fmt::format("{:<16}{}\n", key, json_cell(r.value(key, json())));
   }
   std::cout << fmt::format("{:<16}{}\n{:<16}{}\n", "started_at", time_cell(r["started_at"]),
                            "ended_at", time_cell(r["ended_at"]));
   std::cout << "\nparams\n";
   const json params = r.value("params", json::object());
   for (const auto& [key, value] : params.items()) {
-    std::cout << fmt::format("  {} = {}\n", key, cell(value));
+    std::cout << fmt::format("  {} = {}\n", key, json_cell(value));
   }
   const std::vector<std::string> eval_keys = {"split", "step",       "checkpoint", "bleu",
                                               "chrf",  "perplexity", "signature"};
@@ -197,7 +190,7 @@ int cmd_show(HttpClient& http, std::int64_t run, bool as_json) {
   print_table(artifact_keys, rows_of(r.value("artifacts", json::array()), artifact_keys));
   std::cout << "\nmetric keys\n";
   for (const auto& key : r.value("metric_keys", json::array()))
-    std::cout << "  " << cell(key) << "\n";
+    std::cout << "  " << json_cell(key) << "\n";
   return 0;
 }
 
@@ -267,7 +260,7 @@ Table side_by_side(const Rows& a, const Rows& b, bool only_differences) {
   for (const auto& key : keys) {
     const json va = a.count(key) ? json(a.at(key)) : json();
     const json vb = b.count(key) ? json(b.at(key)) : json();
-    if (!only_differences || va != vb) rows.push_back({key, cell(va), cell(vb)});
+    if (!only_differences || va != vb) rows.push_back({key, json_cell(va), json_cell(vb)});
   }
   return rows;
 }
@@ -277,8 +270,9 @@ int cmd_compare(HttpClient& http, const std::vector<std::int64_t>& ids) {
   const json b = get(http, "/api/runs/" + std::to_string(ids.at(1)));
   const std::string ha = "run " + std::to_string(ids[0]), hb = "run " + std::to_string(ids[1]);
   for (const auto* r : {&a, &b}) {
-    std::cout << fmt::format("run {}: {}/{} ({})\n", cell((*r)["run_id"]), cell((*r)["experiment"]),
-                             cell((*r)["name"]), cell((*r)["status"]));
+    std::cout << fmt::format("run {}: {}/{} ({})\n", json_cell((*r)["run_id"]),
+                             json_cell((*r)["experiment"]), json_cell((*r)["name"]),
+                             json_cell((*r)["status"]));
   }
   const auto params = [](const json& r) {
     return r.value("params", json::object()).get<std::map<std::string, json>>();
@@ -303,92 +297,9 @@ int cmd_compare(HttpClient& http, const std::vector<std::int64_t>& ids) {
 
 // ---- table -------------------------------------------------------------------------------------
 
-// How the daemon's sweep-table columns read in the paper's Table 3.
-struct ColumnStyle {
-  std::string label;
-  int decimals = -1;  // -1: as stored
-  bool millions = false;
-};
-
-ColumnStyle column_style(const std::string& column) {
-  static const std::map<std::string, ColumnStyle> kStyles = {
-      {"model.layers", {"N"}},
-      {"model.d_model", {"d_model"}},
-      {"model.d_ff", {"d_ff"}},
-      {"model.heads", {"h"}},
-      {"model.d_k", {"d_k"}},
-      {"model.d_v", {"d_v"}},
-      {"model.dropout", {"P_drop"}},
-      {"train.label_smoothing", {"eps_ls"}},
-      {"model.positions", {"positions"}},
-      {"train.max_steps", {"train steps"}},
-      {"params", {"params ×10^6", 1, true}},
-      {"dev_ppl", {"PPL (dev)", 2}},
-      {"dev_bleu", {"BLEU (dev)", 1}},
-      {"test_bleu", {"BLEU (test)", 1}},
-      {"ref_ppl", {"paper PPL", 2}},
-      {"ref_bleu", {"paper BLEU", 1}},
-      {"ref_params", {"paper params", 1, true}},
-  };
-  const auto it = kStyles.find(column);
-  return it == kStyles.end() ? ColumnStyle{column} : it->second;
-}
-
-std::string table_cell(const json& v, const ColumnStyle& style) {
-  if (v.is_null()) return "";
-  if (!v.is_number() || style.decimals < 0) return cell(v);
-  double x = v.get<double>();
-  // Counts are stored in full; a reference may already be in millions as the paper prints it.
-  int decimals = style.decimals;
-  if (style.millions && std::abs(x) >= 1e4) {
-    x /= 1e6;
-    // Small models (a sweep at CPU scale) keep three significant digits instead of "0.0".
-    while (decimals < 6 && std::abs(x) < std::pow(10.0, 2 - decimals)) ++decimals;
-  }
-  return fmt::format("{:.{}f}", x, decimals);
-}
-
-std::string csv_field(const std::string& s) {
-  if (s.find_first_of(",\"\n") == std::string::npos) return s;
-  std::string quoted = "\"";
-  for (const char c : s) quoted += c == '"' ? std::string("\"\"") : std::string(1, c);
-  return quoted + "\"";
-}
-
-std::string md_field(std::string s) {
-  for (std::size_t i = 0; (i = s.find('|', i)) != std::string::npos; i += 2) s.insert(i, "\\");
-  return s;
-}
-
 int cmd_table(HttpClient& http, const std::string& sweep, const std::string& format) {
-  const json t = get(http, "/api/sweeps/" + nmt::tracker::url_encode(sweep) + "/table");
-  if (format == "json") return std::cout << t.dump(2) << "\n", 0;
-  std::vector<std::string> columns = t.at("columns").get<std::vector<std::string>>();
-  std::vector<std::string> header = {format == "md" ? "" : "row"};
-  for (const auto& c : columns) header.push_back(column_style(c).label);
-  Table rows;
-  for (const auto& r : t.at("rows")) {
-    const json label = r.value("row_label", json());
-    std::vector<std::string> row = {label.is_null() ? cell(r.value("name", json())) : cell(label)};
-    for (const auto& c : columns) {
-      row.push_back(table_cell(r.at("values").value(c, json()), column_style(c)));
-    }
-    rows.push_back(std::move(row));
-  }
-  const bool md = format == "md";
-  auto print = [&](const std::vector<std::string>& row) {
-    std::vector<std::string> fields;
-    for (const auto& f : row) fields.push_back(md ? md_field(f) : csv_field(f));
-    std::cout << (md ? fmt::format("| {} |\n", fmt::join(fields, " | "))
-                     : fmt::format("{}\n", fmt::join(fields, ",")));
-  };
-  print(header);
-  if (md) {
-    std::cout << "|:---|"
-              << fmt::format("{}", fmt::join(std::vector<std::string>(columns.size(), "---:"), "|"))
-              << "|\n";
-  }
-  for (const auto& row : rows) print(row);
+  const json table = get(http, "/api/sweeps/" + nmt::tracker::url_encode(sweep) + "/table");
+  std::cout << nmt::tracker::render_sweep_table(table, nmt::tracker::parse_table_format(format));
   return 0;
 }
 
@@ -413,10 +324,12 @@ int cmd_log_eval(HttpClient& http, const EvalArgs& a) {
   try {
     response = http.request("POST", target, body.dump());
   } catch (const nmt::tracker::HttpError& e) {
-    throw Unreachable(fmt::format("cannot reach nmt-trackerd at {}: {}", http.url().to_string(), e.what()));
+    throw Unreachable(
+        fmt::format("cannot reach nmt-trackerd at {}: {}", http.url().to_string(), e.what()));
   }
   if (response.status != 200) {
-    throw std::runtime_error(fmt::format("POST {}: {} {}", target, response.status, response.body.substr(0, 300)));
+    throw std::runtime_error(
+        fmt::format("POST {}: {} {}", target, response.status, response.body.substr(0, 300)));
   }
   std::cout << response.body << "\n";
   return 0;

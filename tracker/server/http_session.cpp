@@ -1,0 +1,239 @@
+// A connection of the tracker's HTTP server: read with deadlines and a body limit, answer on the
+// handler pool, keep alive or close, linger after an error answer (see http_session.h).
+
+#include "tracker/server/http_session.h"
+
+#include <spdlog/spdlog.h>
+#include <boost/asio/post.hpp>
+#include <nlohmann/json.hpp>
+
+#include <vector>
+
+#include "tracker/server/request_target.h"
+
+namespace nmt::tracker::detail {
+namespace {
+
+// After an error answer the client may still be sending the body we refused; closing with unread
+// bytes makes the kernel send RST, which can destroy our answer in the client's receive buffer.
+// So the session half-closes and reads (and drops) what still arrives, for a bounded time.
+constexpr std::chrono::milliseconds kLingerTime{2000};
+constexpr std::size_t kLingerBytes = 4u << 20;
+
+std::string error_json(const std::string& message) {
+  return nlohmann::json{{"error", message}}.dump();
+}
+
+std::string_view to_std(beast::string_view s) {
+  return {s.data(), s.size()};
+}
+
+// Errors that only mean the peer went away or we closed it; nothing to answer.
+bool is_disconnect(const beast::error_code& ec) {
+  return ec == http::error::end_of_stream || ec == http::error::partial_message ||
+         ec == asio::error::eof || ec == asio::error::connection_reset ||
+         ec == asio::error::operation_aborted || ec == beast::error::timeout;
+}
+
+}  // namespace
+
+void Session::on_stop() {
+  stopping_ = true;
+  if (waiting_) stream_.cancel();
+}
+
+void Session::read_header() {
+  if (stopping_) return;  // stop() came while the last answer was being written
+  parser_.emplace();
+  parser_->body_limit(state_->options.body_limit);
+  waiting_ = true;
+  // One deadline for header and body together: a client trickling bytes cannot extend it.
+  stream_.expires_after(state_->options.read_timeout);
+  http::async_read_header(
+      stream_, buffer_, *parser_,
+      [self = shared_from_this()](beast::error_code ec, std::size_t) { self->on_header(ec); });
+}
+
+void Session::on_header(beast::error_code ec) {
+  waiting_ = false;
+  if (ec) return on_read_error(ec);
+  started_ = std::chrono::steady_clock::now();
+  const auto& header = parser_->get();
+  version_ = header.version();
+  // curl and others wait up to a second for this before sending a large body.
+  if (beast::iequals(header[http::field::expect], "100-continue")) {
+    continue_ = http::response<http::empty_body>(http::status::continue_, version_);
+    http::async_write(stream_, continue_,
+                      [self = shared_from_this()](beast::error_code wec, std::size_t) {
+                        if (!wec) self->read_body();
+                      });
+    return;
+  }
+  read_body();
+}
+
+void Session::read_body() {
+  http::async_read(
+      stream_, buffer_, *parser_,
+      [self = shared_from_this()](beast::error_code ec, std::size_t) { self->on_body(ec); });
+}
+
+void Session::on_read_error(beast::error_code ec) {
+  if (ec == http::error::body_limit) {
+    return reject(http::status::payload_too_large, "request body exceeds the limit of " +
+                                                       std::to_string(state_->options.body_limit) +
+                                                       " bytes");
+  }
+  if (ec == http::error::header_limit) {
+    return reject(http::status::request_header_fields_too_large, "request header too large");
+  }
+  if (!is_disconnect(ec) &&
+      ec.category() == http::make_error_code(http::error::bad_method).category()) {
+    return reject(http::status::bad_request, "malformed HTTP request: " + ec.message());
+  }
+  spdlog::debug("connection {} closed while reading: {}", id_, ec.message());
+}
+
+void Session::on_body(beast::error_code ec) {
+  if (ec) return on_read_error(ec);
+  auto message = parser_->release();
+  keep_alive_ = message.keep_alive();
+  summary_ = std::string(message.method_string()) + " " + std::string(message.target());
+  Request request;
+  try {
+    parse_target(to_std(message.target()), request);
+  } catch (const std::invalid_argument& e) {
+    return reject(http::status::bad_request, e.what());
+  }
+  request.method = std::string(message.method_string());
+  request.authorization = std::string(message[http::field::authorization]);
+  request.body = std::move(message.body());
+  call_handler(std::move(request));
+}
+
+void Session::call_handler(Request request) {
+  // The guard keeps io_context::run() from returning while the handler works on a pool thread.
+  auto guard = asio::make_work_guard(state_->io_executor);
+  asio::post(state_->handler_executor, [self = shared_from_this(), request = std::move(request),
+                                        guard = std::move(guard)]() mutable {
+    bool failed = false;
+    Response response = self->state_->call_handler(request, failed);
+    asio::post(self->stream_.get_executor(),
+               [self, response = std::move(response), failed]() mutable {
+                 self->answer(std::move(response), failed);
+               });
+  });
+}
+
+void Session::answer(Response response, bool failed) {
+  ++served_;
+  state_->requests.fetch_add(1, std::memory_order_relaxed);
+  const auto ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started_)
+          .count();
+  spdlog::debug("{} -> {} ({:.1f} ms)", summary_, response.status, ms);
+  const bool close =
+      failed || stopping_ || !keep_alive_ || served_ >= state_->options.keepalive_max_requests;
+  send(std::move(response), close, false);
+}
+
+void Session::reject(http::status status, const std::string& message) {
+  spdlog::debug("connection {}: answering {} ({})", id_, static_cast<int>(status), message);
+  Response response;
+  response.status = static_cast<int>(status);
+  response.body = error_json(message);
+  send(std::move(response), true, true);
+}
+
+void Session::send(Response response, bool close, bool linger) {
+  const bool valid_status = response.status >= 100 && response.status <= 999;
+  response_ =
+      http::response<http::string_body>(valid_status ? static_cast<http::status>(response.status)
+                                                     : http::status::internal_server_error,
+                                        version_);
+  response_.set(http::field::server, "nmt-trackerd");
+  response_.set(http::field::content_type, response.content_type);
+  response_.keep_alive(!close);
+  response_.body() = std::move(response.body);
+  response_.prepare_payload();
+  stream_.expires_after(state_->options.write_timeout);
+  http::async_write(stream_, response_,
+                    [self = shared_from_this(), close, linger](beast::error_code ec, std::size_t) {
+                      self->on_write(ec, close, linger);
+                    });
+}
+
+void Session::on_write(beast::error_code ec, bool close, bool linger) {
+  if (ec) {
+    spdlog::debug("connection {} closed while writing: {}", id_, ec.message());
+    return;
+  }
+  if (!close) return read_header();
+  beast::error_code ignored;
+  stream_.socket().shutdown(tcp::socket::shutdown_send, ignored);
+  if (linger) {
+    stream_.expires_after(std::min(kLingerTime, state_->options.read_timeout));
+    drain();
+  }
+}
+
+void Session::drain() {
+  // No expires_after here: the linger deadline set once in on_write bounds all of these reads.
+  buffer_.consume(buffer_.size());
+  stream_.async_read_some(buffer_.prepare(64 * 1024),
+                          [self = shared_from_this()](beast::error_code ec, std::size_t n) {
+                            self->drained_ += n;
+                            if (!ec && self->drained_ < kLingerBytes) self->drain();
+                          });
+}
+
+void ServerState::start_session(tcp::socket socket, const std::shared_ptr<ServerState>& self) {
+  std::shared_ptr<Session> session;
+  {
+    std::lock_guard lock(mutex);
+    if (stopping) return;
+    if (sessions.size() >= options.max_connections) {
+      spdlog::debug("refusing a connection: {} are open", sessions.size());
+      return;  // the socket closes here
+    }
+    const auto id = next_id++;
+    session = std::make_shared<Session>(std::move(socket), self, id);
+    sessions.emplace(id, session);
+  }
+  session->start();
+}
+
+void ServerState::forget(std::uint64_t id) {
+  std::lock_guard lock(mutex);
+  sessions.erase(id);
+}
+
+void ServerState::stop_sessions() {
+  std::vector<std::shared_ptr<Session>> live;
+  {
+    std::lock_guard lock(mutex);
+    stopping = true;
+    for (const auto& [id, weak] : sessions) {
+      if (auto session = weak.lock()) live.push_back(std::move(session));
+    }
+  }
+  for (const auto& session : live) session->stop();
+}
+
+Response ServerState::call_handler(const Request& request, bool& failed) const {
+  try {
+    return handler(request);
+  } catch (const std::exception& e) {
+    spdlog::error("request handler failed on {} {}: {}", request.method, request.path, e.what());
+  } catch (...) {
+    spdlog::error("request handler failed on {} {}: unknown exception", request.method,
+                  request.path);
+  }
+  failed = true;
+  Response response;
+  response.status = 500;
+  response.body = error_json("internal error");
+  return response;
+}
+
+}  // namespace nmt::tracker::detail
