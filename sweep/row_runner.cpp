@@ -21,7 +21,9 @@ namespace {
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
 
-std::string number(double value) { return fmt::format("{}", value); }
+std::string number(double value) {
+  return fmt::format("{}", value);
+}
 
 std::vector<std::string> train_command(const SweepSpec& spec, const RowPlan& row,
                                        const RunnerOptions& o) {
@@ -31,10 +33,10 @@ std::vector<std::string> train_command(const SweepSpec& spec, const RowPlan& row
   for (const auto& override : spec.common_overrides) c.insert(c.end(), {"--set", override});
   for (const auto& override : row.overrides) c.insert(c.end(), {"--set", override});
   c.insert(c.end(), {"--run-dir", row.dir + "/train", "--resume", "--experiment", spec.experiment});
-  c.insert(c.end(), {"--set", "tracker.sweep=" + spec.name, "--set",
-                     "tracker.row_label=" + row.label, "--set",
-                     fmt::format("tracker.row_index={}", row.index), "--set",
-                     "tracker.run_name=" + row.run_name});
+  c.insert(c.end(),
+           {"--set", "tracker.sweep=" + spec.name, "--set", "tracker.row_label=" + row.label,
+            "--set", fmt::format("tracker.row_index={}", row.index), "--set",
+            "tracker.run_name=" + row.run_name});
   const auto& ref = spec.rows[row.index].reference;
   if (ref.ppl > 0) c.insert(c.end(), {"--set", "tracker.ref_ppl=" + number(ref.ppl)});
   if (ref.bleu > 0) c.insert(c.end(), {"--set", "tracker.ref_bleu=" + number(ref.bleu)});
@@ -47,10 +49,16 @@ std::vector<std::string> train_command(const SweepSpec& spec, const RowPlan& row
 
 std::vector<std::string> evaluate_command(const SweepSpec& spec, const RowPlan& row,
                                           const RunnerOptions& o) {
-  std::vector<std::string> c = {o.tools_dir + "/nmt-evaluate", "--checkpoint",
-                                row.dir + "/averaged.h5", "--split", spec.eval.split, "--beam",
-                                std::to_string(spec.eval.beam), "--sentences",
-                                std::to_string(spec.eval.sentences), "--json"};
+  std::vector<std::string> c = {o.tools_dir + "/nmt-evaluate",
+                                "--checkpoint",
+                                row.dir + "/averaged.h5",
+                                "--split",
+                                spec.eval.split,
+                                "--beam",
+                                std::to_string(spec.eval.beam),
+                                "--sentences",
+                                std::to_string(spec.eval.sentences),
+                                "--json"};
   if (!o.tracker_port_file.empty() || !o.tracker_url.empty()) c.emplace_back("--record");
   if (!o.tracker_port_file.empty()) c.insert(c.end(), {"--tracker-port-file", o.tracker_port_file});
   if (o.threads > 0) c.insert(c.end(), {"--threads", std::to_string(o.threads)});
@@ -120,68 +128,84 @@ std::vector<RowPlan> plan_rows(const SweepSpec& spec, const RunnerOptions& optio
   return plans;
 }
 
-int run_rows(const std::vector<RowPlan>& rows, int parallel) {
+namespace {
+
+// A row's stage in flight: the row and the index of its command.
+struct Running {
+  const RowPlan* row;
+  std::size_t command;
+};
+
+// The rows not finished yet, in spec order; finished ones are reported as skipped.
+std::vector<const RowPlan*> rows_to_run(const std::vector<RowPlan>& rows) {
   std::vector<const RowPlan*> queue;
   for (const auto& row : rows) {
-    const auto state = row.state();
-    if (state == RowState::kDone) {
+    if (row.state() == RowState::kDone) {
       spdlog::info("row {} ({}): done already, skipped", row.index, row.label);
     } else {
       queue.push_back(&row);
     }
   }
+  return queue;
+}
+
+// Starts one stage of a row. The evaluation writes its JSON to a partial file, renamed only
+// when the row is complete, so eval.json marks a finished row.
+pid_t launch(const RowPlan& row, std::size_t command) {
+  fs::create_directories(row.dir);
+  const std::string log = row.dir + "/log.txt";
+  const bool evaluate = command + 1 == row.commands.size();
+  if (command == 0) {
+    spdlog::info("row {} ({}): {} ({})", row.index, row.label,
+                 row.state() == RowState::kInterrupted ? "resuming" : "starting", log);
+  }
+  return spawn(row.commands[command], evaluate ? row.dir + "/eval.json.partial" : log, log);
+}
+
+void report_failure(const Running& stage, int status) {
+  static const char* const kStages[] = {"nmt-train", "nmt-average", "nmt-evaluate"};
+  spdlog::error("row {} ({}): {} failed ({}); see {}/log.txt", stage.row->index, stage.row->label,
+                kStages[std::min<std::size_t>(stage.command, 2)],
+                WIFEXITED(status) ? fmt::format("exit {}", WEXITSTATUS(status))
+                                  : fmt::format("signal {}", WTERMSIG(status)),
+                stage.row->dir);
+}
+
+}  // namespace
+
+int run_rows(const std::vector<RowPlan>& rows, int parallel) {
+  const std::vector<const RowPlan*> queue = rows_to_run(rows);
   const auto start = Clock::now();
-  struct Running {
-    const RowPlan* row;
-    std::size_t command;
-  };
   std::map<pid_t, Running> running;
   std::size_t next = 0, finished = 0;
   int failures = 0;
-  const auto launch = [&](const RowPlan* row, std::size_t command) {
-    fs::create_directories(row->dir);
-    const std::string log = row->dir + "/log.txt";
-    const bool evaluate = command + 1 == row->commands.size();
-    const std::string out = evaluate ? row->dir + "/eval.json.partial" : log;
-    if (command == 0) {
-      spdlog::info("row {} ({}): {} ({})", row->index, row->label,
-                   row->state() == RowState::kInterrupted ? "resuming" : "starting", log);
-    }
-    running[spawn(row->commands[command], out, log)] = {row, command};
-  };
   while (next < queue.size() || !running.empty()) {
     while (next < queue.size() && static_cast<int>(running.size()) < std::max(parallel, 1)) {
-      launch(queue[next++], 0);
+      running[launch(*queue[next], 0)] = {queue[next], 0};
+      ++next;
     }
     int status = 0;
     const pid_t pid = waitpid(-1, &status, 0);
     if (pid < 0) throw std::system_error(errno, std::generic_category(), "waitpid");
     const auto it = running.find(pid);
     if (it == running.end()) continue;
-    const auto [row, command] = it->second;
+    const Running stage = it->second;
     running.erase(it);
     if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
       ++failures;
-      static const char* const kStages[] = {"nmt-train", "nmt-average", "nmt-evaluate"};
-      spdlog::error("row {} ({}): {} failed ({}); see {}/log.txt", row->index, row->label,
-                    kStages[std::min<std::size_t>(command, 2)],
-                    WIFEXITED(status) ? fmt::format("exit {}", WEXITSTATUS(status))
-                                      : fmt::format("signal {}", WTERMSIG(status)),
-                    row->dir);
-      continue;
+      report_failure(stage, status);
+    } else if (stage.command + 1 < stage.row->commands.size()) {
+      running[launch(*stage.row, stage.command + 1)] = {stage.row, stage.command + 1};
+    } else {
+      fs::rename(stage.row->dir + "/eval.json.partial", stage.row->dir + "/eval.json");
+      ++finished;
+      const double elapsed = std::chrono::duration<double>(Clock::now() - start).count();
+      const auto left = queue.size() - finished - static_cast<std::size_t>(failures);
+      // Wall time per finished row already reflects the rows running side by side.
+      spdlog::info("row {} ({}): done; {}/{} rows of this run in {:.0f} s, ETA {:.0f} s",
+                   stage.row->index, stage.row->label, finished, queue.size(), elapsed,
+                   elapsed / static_cast<double>(finished) * static_cast<double>(left));
     }
-    if (command + 1 < row->commands.size()) {
-      launch(row, command + 1);
-      continue;
-    }
-    fs::rename(row->dir + "/eval.json.partial", row->dir + "/eval.json");
-    ++finished;
-    const double elapsed = std::chrono::duration<double>(Clock::now() - start).count();
-    const auto left = queue.size() - finished - static_cast<std::size_t>(failures);
-    // Wall time per finished row already reflects the rows running side by side.
-    spdlog::info("row {} ({}): done; {}/{} rows of this run in {:.0f} s, ETA {:.0f} s", row->index,
-                 row->label, finished, queue.size(), elapsed,
-                 elapsed / static_cast<double>(finished) * static_cast<double>(left));
   }
   return failures;
 }

@@ -31,6 +31,46 @@ RunConfig resolve(const SweepSpec& spec, const std::vector<std::string>& row_ove
   }
 }
 
+Row read_row(const ConfigSection& section) {
+  Row row;
+  section.read("label", row.label);
+  section.read("set", row.overrides);
+  const auto ref = section.section("reference");
+  ref.read("ppl", row.reference.ppl);
+  ref.read("bleu", row.reference.bleu);
+  ref.read("params", row.reference.params);
+  ref.finish();
+  section.finish();
+  if (row.label.empty()) throw section.error("label", "every row needs a label");
+  return row;
+}
+
+// Resolves every row's config against the base. A row that resolves to the base config must be
+// the one base row, written without overrides: overrides that change nothing are a mistake.
+void resolve_rows(SweepSpec& spec) {
+  const std::string base = comparable(resolve(spec, {}, "base config"));
+  bool seen_base = false;
+  for (std::size_t i = 0; i < spec.rows.size(); ++i) {
+    auto& row = spec.rows[i];
+    const std::string where = fmt::format("row {} ({})", i, row.label);
+    row.config = resolve(spec, row.overrides, where);
+    if (comparable(row.config) != base) continue;
+    if (!row.overrides.empty()) {
+      throw ConfigError(
+          fmt::format("{}: {}: its overrides [{}] change nothing relative to the "
+                      "base config",
+                      spec.source, where, fmt::join(row.overrides, ", ")));
+    }
+    if (seen_base) {
+      throw ConfigError(
+          fmt::format("{}: {}: a second row without overrides (the base row "
+                      "is already there)",
+                      spec.source, where));
+    }
+    seen_base = true;
+  }
+}
+
 }  // namespace
 
 SweepSpec load_sweep_spec(const std::string& path) {
@@ -47,20 +87,7 @@ SweepSpec load_sweep_spec(const std::string& path) {
   eval.read("beam", spec.eval.beam);
   eval.read("sentences", spec.eval.sentences);
   eval.finish();
-  const auto rows = top.section_list("rows");
-  for (const auto& r : rows) {
-    Row row;
-    r.read("label", row.label);
-    r.read("set", row.overrides);
-    const auto ref = r.section("reference");
-    ref.read("ppl", row.reference.ppl);
-    ref.read("bleu", row.reference.bleu);
-    ref.read("params", row.reference.params);
-    ref.finish();
-    r.finish();
-    if (row.label.empty()) throw r.error("label", "every row needs a label");
-    spec.rows.push_back(std::move(row));
-  }
+  for (const auto& section : top.section_list("rows")) spec.rows.push_back(read_row(section));
   top.finish();
   if (spec.name.empty()) throw top.error("name", "the sweep needs a name");
   for (const char c : spec.name) {
@@ -74,26 +101,7 @@ SweepSpec load_sweep_spec(const std::string& path) {
   if (spec.eval.beam < 1 || spec.eval.sentences < 0)
     throw eval.error("", "beam must be >= 1 and sentences >= 0");
   if (spec.rows.empty()) throw top.error("rows", "the sweep has no rows");
-
-  const std::string base = comparable(resolve(spec, {}, "base config"));
-  bool seen_base = false;
-  for (std::size_t i = 0; i < spec.rows.size(); ++i) {
-    auto& row = spec.rows[i];
-    const std::string where = fmt::format("row {} ({})", i, row.label);
-    row.config = resolve(spec, row.overrides, where);
-    if (comparable(row.config) != base) continue;
-    if (!row.overrides.empty()) {
-      throw ConfigError(fmt::format("{}: {}: its overrides [{}] change nothing relative to the "
-                                    "base config",
-                                    path, where, fmt::join(row.overrides, ", ")));
-    }
-    if (seen_base) {
-      throw ConfigError(fmt::format("{}: {}: a second row without overrides (the base row "
-                                    "is already there)",
-                                    path, where));
-    }
-    seen_base = true;
-  }
+  resolve_rows(spec);
   return spec;
 }
 

@@ -11,6 +11,7 @@
 #include <cmath>
 #include <limits>
 #include <stdexcept>
+#include <utility>
 
 #include "preprocess/vocabulary.h"
 
@@ -103,6 +104,47 @@ at::Tensor recompute_last(model::Transformer& model, const Beams& beams, const a
   return model->logits(model->decode(tgt, memory, src).select(1, length - 1));
 }
 
+// Each sentence's length cap: its source length plus the offset, within the model's position
+// table (positions beyond it cannot be decoded).
+std::vector<SentenceState> initial_states(model::Transformer& model, const at::Tensor& src,
+                                          const BeamOptions& o) {
+  const auto lengths = src.ne(preprocess::kPadId).sum(1).to(at::kCPU);  // [batch]
+  std::vector<SentenceState> states(static_cast<std::size_t>(src.size(0)));
+  for (std::size_t b = 0; b < states.size(); ++b) {
+    states[b].max_length =
+        std::min(lengths[static_cast<std::int64_t>(b)].item<std::int64_t>() + o.max_length_offset,
+                 model->config().max_positions - 1);
+  }
+  return states;
+}
+
+// The 2K best continuations of each sentence over its K beams, on the CPU: scores and indices
+// into K * V, both [batch, 2K] (fewer when K * V is smaller).
+std::pair<at::Tensor, at::Tensor> top_candidates(const at::Tensor& logits, const Beams& beams,
+                                                 std::int64_t batch, std::int64_t K) {
+  const auto log_probs = at::log_softmax(logits.to(at::kFloat), -1);  // [slots, V]
+  const auto vocab = log_probs.size(1);
+  const auto scores = at::tensor(beams.scores, at::TensorOptions().dtype(at::kDouble))
+                          .to(log_probs.device(), at::kFloat);
+  const auto total = (log_probs + scores.unsqueeze(1)).reshape({batch, K * vocab});
+  const auto top = total.topk(std::min<std::int64_t>(2 * K, K * vocab), 1);
+  return {std::get<0>(top).to(at::kCPU).contiguous(), std::get<1>(top).to(at::kCPU).contiguous()};
+}
+
+// Each sentence's finished hypotheses, best normalized score first, at most nbest.
+std::vector<std::vector<Hypothesis>> best_hypotheses(std::vector<SentenceState>& states,
+                                                     std::int64_t nbest) {
+  std::vector<std::vector<Hypothesis>> results;
+  for (auto& state : states) {
+    auto& finished = state.finished;
+    std::stable_sort(finished.begin(), finished.end(),
+                     [](const Hypothesis& x, const Hypothesis& y) { return x.score > y.score; });
+    finished.resize(std::min<std::size_t>(finished.size(), static_cast<std::size_t>(nbest)));
+    results.push_back(std::move(finished));
+  }
+  return results;
+}
+
 }  // namespace
 
 void BeamOptions::validate() const {
@@ -125,15 +167,9 @@ std::vector<std::vector<Hypothesis>> beam_search(model::Transformer& model, cons
   model->eval();
   const std::int64_t B = src.size(0), K = o.beam_size, slots = B * K;
   const auto device = src.device();
-  const auto lengths = src.ne(preprocess::kPadId).sum(1).to(at::kCPU);  // [batch]
-  std::vector<SentenceState> states(static_cast<std::size_t>(B));
+  auto states = initial_states(model, src, o);
   std::int64_t longest = 0;
-  for (std::int64_t b = 0; b < B; ++b) {
-    // Positions beyond the model's table cannot be decoded: cap there.
-    states[static_cast<std::size_t>(b)].max_length = std::min(
-        lengths[b].item<std::int64_t>() + o.max_length_offset, model->config().max_positions - 1);
-    longest = std::max(longest, states[static_cast<std::size_t>(b)].max_length);
-  }
+  for (const auto& state : states) longest = std::max(longest, state.max_length);
   const auto expand =
       at::arange(B, at::TensorOptions().dtype(at::kLong).device(device)).repeat_interleave(K);
   const auto memory = model->encode(src).index_select(0, expand);  // [slots, src_len, d_model]
@@ -149,14 +185,7 @@ std::vector<std::vector<Hypothesis>> beam_search(model::Transformer& model, cons
   for (std::int64_t step = 0; step < longest; ++step) {
     const auto logits = o.use_cache ? model->decode_step(last, cache)
                                     : recompute_last(model, beams, memory, src_slots, device);
-    const auto log_probs = at::log_softmax(logits.to(at::kFloat), -1);  // [slots, V]
-    const auto vocab = log_probs.size(1);
-    const auto scores =
-        at::tensor(beams.scores, at::TensorOptions().dtype(at::kDouble)).to(device, at::kFloat);
-    const auto total = (log_probs + scores.unsqueeze(1)).reshape({B, K * vocab});  // [batch, K * V]
-    const auto top = total.topk(std::min<std::int64_t>(2 * K, K * vocab), 1);
-    const auto values = std::get<0>(top).to(at::kCPU).contiguous();
-    const auto indices = std::get<1>(top).to(at::kCPU).contiguous();
+    const auto [values, indices] = top_candidates(logits, beams, B, K);
     const auto width = values.size(1);
     Beams next{beams.tokens, std::vector<double>(static_cast<std::size_t>(slots), kNegInf),
                std::vector<std::int64_t>(static_cast<std::size_t>(slots), 0),
@@ -166,8 +195,8 @@ std::vector<std::vector<Hypothesis>> beam_search(model::Transformer& model, cons
       auto& state = states[static_cast<std::size_t>(b)];
       if (!state.done) {
         advance_sentence(b, step, values.data_ptr<float>() + b * width,
-                         indices.data_ptr<std::int64_t>() + b * width, vocab, o, beams, next,
-                         state);
+                         indices.data_ptr<std::int64_t>() + b * width, logits.size(1), o, beams,
+                         next, state);
       }
       if (state.done) park_sentence(b, K, step, next);
       all_done = all_done && state.done;
@@ -177,16 +206,8 @@ std::vector<std::vector<Hypothesis>> beam_search(model::Transformer& model, cons
     last = to_tensor(next.last, device);
     beams = std::move(next);
   }
-  std::vector<std::vector<Hypothesis>> results(static_cast<std::size_t>(B));
-  for (std::int64_t b = 0; b < B; ++b) {
-    auto& finished = states[static_cast<std::size_t>(b)].finished;
-    std::stable_sort(finished.begin(), finished.end(),
-                     [](const Hypothesis& x, const Hypothesis& y) { return x.score > y.score; });
-    finished.resize(std::min<std::size_t>(finished.size(), static_cast<std::size_t>(o.nbest)));
-    results[static_cast<std::size_t>(b)] = std::move(finished);
-  }
   if (was_training) model->train();
-  return results;
+  return best_hypotheses(states, o.nbest);
 }
 
 }  // namespace nmt::decode

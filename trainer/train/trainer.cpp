@@ -39,11 +39,10 @@ double seconds_since(Clock::time_point start) {
 struct UpdateStats {
   double loss_sum = 0, nll_sum = 0;
   std::int64_t tgt_tokens = 0, src_tokens = 0;
-  std::int64_t local_tokens = 0;   // source + target tokens of this rank's batches
-  double allreduce_seconds = 0.0;  // this rank's wait for the gradient all-reduce
-  bool checkpoint_by_time = false; // rank 0's clock decides, so every rank agrees
+  std::int64_t local_tokens = 0;    // source + target tokens of this rank's batches
+  double allreduce_seconds = 0.0;   // this rank's wait for the gradient all-reduce
+  bool checkpoint_by_time = false;  // rank 0's clock decides, so every rank agrees
 };
-
 
 }  // namespace
 
@@ -53,7 +52,7 @@ struct Trainer::Impl {
   std::shared_ptr<MetricsSink> sink;
   dist::Communicator comm = dist::Communicator::self();
   std::unique_ptr<dist::DeviceCollective> device_collective;  // NCCL, on CUDA when available
-  std::unique_ptr<dist::GradientReducer> reducer;               // with several ranks
+  std::unique_ptr<dist::GradientReducer> reducer;             // with several ranks
   double allreduce_seconds = 0.0, step_seconds_total = 0.0;
   c10::Device device{c10::kCPU};
   preprocess::ShardDataset train_data, valid_data;
@@ -78,6 +77,10 @@ struct Trainer::Impl {
   std::unique_ptr<preprocess::Vocabulary> vocab;  // loaded for validation BLEU only
   void after_update(const UpdateStats& u, double step_seconds, ProgressMeter& progress,
                     TrainResult& result);
+  void log_update(const UpdateStats& u, double step_seconds);
+  bool validate_and_keep_best(TrainResult& result);
+  void log_validation_bleu();
+  bool maybe_checkpoint(const UpdateStats& u, const TrainResult& result);
   void save(const std::string& path);
   void log_rank_throughput(const UpdateStats& u, double step_seconds);
 };
@@ -241,82 +244,109 @@ void Trainer::Impl::log_rank_throughput(const UpdateStats& u, double step_second
   }
 }
 
-void Trainer::Impl::after_update(const UpdateStats& u, double step_seconds, ProgressMeter& progress,
-                                 TrainResult& result) {
+// The train/* metrics and the progress line of one update (rank 0 writes; every rank joins the
+// collectives behind the gradient norm and the per-rank throughput).
+void Trainer::Impl::log_update(const UpdateStats& u, double step_seconds) {
   const auto& t = config.train;
-  const bool root = comm.is_root();
   const std::int64_t step = state.step;
+  if (comm.size() > 1) log_rank_throughput(u, step_seconds);
   const double tokens = static_cast<double>(std::max<std::int64_t>(u.tgt_tokens, 1));
-  result.last_train_loss = u.loss_sum / tokens;
-  allreduce_seconds += u.allreduce_seconds;
-  step_seconds_total += step_seconds;
-  if (step % t.log_every == 0 || step == t.max_steps) {
-    if (comm.size() > 1) log_rank_throughput(u, step_seconds);
-    const double lr =
-        optim::noam_learning_rate(step, config.model.d_model, t.warmup_steps, t.lr_factor);
-    const double tok_s = static_cast<double>(u.src_tokens + u.tgt_tokens) / step_seconds;
-    const double grad_norm = gradient_norm();
-    if (root) {
-      sink->log("train/loss", step, u.loss_sum / tokens);
-      sink->log("train/nll", step, u.nll_sum / tokens);
-      sink->log("train/ppl", step, std::exp(u.nll_sum / tokens));
-      sink->log("train/lr", step, lr);
-      sink->log("train/grad_norm", step, grad_norm);
-      sink->log("train/tokens_per_s", step, tok_s);
-      sink->log("train/ms_per_step", step, 1000.0 * step_seconds);
-      spdlog::info("step {}: loss {:.3f}, ppl {:.2f}, lr {:.3g}, {:.0f} tokens/s, {:.0f} ms/step{}",
-                   step, u.loss_sum / tokens, std::exp(u.nll_sum / tokens), lr, tok_s,
-                   1000.0 * step_seconds,
-                   comm.size() > 1 ? fmt::format(" ({} ranks, {:.0f}% waiting on all-reduce)",
-                                                 comm.size(),
-                                                 100.0 * u.allreduce_seconds / step_seconds)
-                                   : "");
-    }
+  const double lr =
+      optim::noam_learning_rate(step, config.model.d_model, t.warmup_steps, t.lr_factor);
+  const double tok_s = static_cast<double>(u.src_tokens + u.tgt_tokens) / step_seconds;
+  const double grad_norm = gradient_norm();
+  if (!comm.is_root()) return;
+  sink->log("train/loss", step, u.loss_sum / tokens);
+  sink->log("train/nll", step, u.nll_sum / tokens);
+  sink->log("train/ppl", step, std::exp(u.nll_sum / tokens));
+  sink->log("train/lr", step, lr);
+  sink->log("train/grad_norm", step, grad_norm);
+  sink->log("train/tokens_per_s", step, tok_s);
+  sink->log("train/ms_per_step", step, 1000.0 * step_seconds);
+  spdlog::info(
+      "step {}: loss {:.3f}, ppl {:.2f}, lr {:.3g}, {:.0f} tokens/s, {:.0f} ms/step{}", step,
+      u.loss_sum / tokens, std::exp(u.nll_sum / tokens), lr, tok_s, 1000.0 * step_seconds,
+      comm.size() > 1 ? fmt::format(" ({} ranks, {:.0f}% waiting on all-reduce)", comm.size(),
+                                    100.0 * u.allreduce_seconds / step_seconds)
+                      : "");
+}
+
+// Validation perplexity (every rank, a collective), the best checkpoint and early stopping.
+// Returns whether rank 0 wrote a checkpoint the others must wait for.
+bool Trainer::Impl::validate_and_keep_best(TrainResult& result) {
+  const auto& t = config.train;
+  const std::int64_t step = state.step;
+  const auto v = validate();
+  sink->log("valid/nll", step, v.nll);
+  sink->log("valid/loss", step, v.loss);
+  sink->log("valid/ppl", step, v.ppl);
+  if (comm.is_root()) {
+    spdlog::info("step {}: validation nll {:.4f}, perplexity {:.2f} ({} tokens)", step, v.nll,
+                 v.ppl, v.tokens);
   }
-  if (root) progress.update(step, static_cast<double>(step) / static_cast<double>(t.max_steps));
-  bool root_worked = false;  // rank 0 wrote or decoded alone; the others wait for it below
-  if (t.validate_every > 0 && (step % t.validate_every == 0 || step == t.max_steps) &&
-      valid_batches) {
-    const auto v = validate();
-    sink->log("valid/nll", step, v.nll);
-    sink->log("valid/loss", step, v.loss);
-    sink->log("valid/ppl", step, v.ppl);
-    if (root) {
-      spdlog::info("step {}: validation nll {:.4f}, perplexity {:.2f} ({} tokens)", step, v.nll,
-                   v.ppl, v.tokens);
-    }
-    if (v.nll < state.best_valid_nll) {
-      state.best_valid_nll = v.nll;
-      state.validations_without_improvement = 0;
-      save((fs::path(run_dir) / "checkpoints" / "best.h5").string());
-      root_worked = true;
-    } else {
-      ++state.validations_without_improvement;
-    }
-    result.early_stopped =
-        t.early_stopping > 0 && state.validations_without_improvement >= t.early_stopping;
+  bool saved = false;
+  if (v.nll < state.best_valid_nll) {
+    state.best_valid_nll = v.nll;
+    state.validations_without_improvement = 0;
+    save((fs::path(run_dir) / "checkpoints" / "best.h5").string());
+    saved = true;
+  } else {
+    ++state.validations_without_improvement;
   }
-  if (t.valid_bleu_every > 0 && valid_batches &&
-      (step % t.valid_bleu_every == 0 || step == t.max_steps)) {
-    if (root) {
-      const double bleu = validation_bleu();
-      sink->log("valid/bleu", step, bleu);
-      spdlog::info("step {}: validation BLEU {:.2f} ({})", step, bleu,
-                   t.valid_bleu_beam == 1 ? "greedy" : fmt::format("beam {}", t.valid_bleu_beam));
-    }
-    root_worked = true;
-  }
+  result.early_stopped =
+      t.early_stopping > 0 && state.validations_without_improvement >= t.early_stopping;
+  return saved;
+}
+
+// Rank 0 decodes the validation set alone (beam search is not data parallel).
+void Trainer::Impl::log_validation_bleu() {
+  if (!comm.is_root()) return;
+  const auto& t = config.train;
+  const double bleu = validation_bleu();
+  sink->log("valid/bleu", state.step, bleu);
+  spdlog::info("step {}: validation BLEU {:.2f} ({})", state.step, bleu,
+               t.valid_bleu_beam == 1 ? "greedy" : fmt::format("beam {}", t.valid_bleu_beam));
+}
+
+// A periodic checkpoint by steps or minutes, and always the last one. Returns whether one was
+// saved.
+bool Trainer::Impl::maybe_checkpoint(const UpdateStats& u, const TrainResult& result) {
   const auto& c = config.checkpoint;
+  const std::int64_t step = state.step;
   const bool by_steps = c.every_steps > 0 && step % c.every_steps == 0;
   const bool by_time = comm.size() > 1 ? u.checkpoint_by_time
                                        : c.every_minutes > 0 && seconds_since(last_checkpoint) >=
                                                                     60.0 * c.every_minutes;
-  if (by_steps || by_time || step == t.max_steps || result.early_stopped) {
-    save(checkpoint::checkpoint_path(run_dir, step));
-    if (root) checkpoint::prune_checkpoints(run_dir, c.keep_last);
-    last_checkpoint = Clock::now();
+  if (!(by_steps || by_time || step == config.train.max_steps || result.early_stopped)) {
+    return false;
+  }
+  save(checkpoint::checkpoint_path(run_dir, step));
+  if (comm.is_root()) checkpoint::prune_checkpoints(run_dir, c.keep_last);
+  last_checkpoint = Clock::now();
+  return true;
+}
+
+void Trainer::Impl::after_update(const UpdateStats& u, double step_seconds, ProgressMeter& progress,
+                                 TrainResult& result) {
+  const auto& t = config.train;
+  const std::int64_t step = state.step;
+  const bool last = step == t.max_steps;
+  const auto due = [&](std::int64_t every) { return every > 0 && (step % every == 0 || last); };
+  result.last_train_loss =
+      u.loss_sum / static_cast<double>(std::max<std::int64_t>(u.tgt_tokens, 1));
+  allreduce_seconds += u.allreduce_seconds;
+  step_seconds_total += step_seconds;
+  if (step % t.log_every == 0 || last) log_update(u, step_seconds);
+  if (comm.is_root()) {
+    progress.update(step, static_cast<double>(step) / static_cast<double>(t.max_steps));
+  }
+  bool root_worked = false;  // rank 0 wrote or decoded alone; the others wait for it below
+  if (valid_batches && due(t.validate_every)) root_worked |= validate_and_keep_best(result);
+  if (valid_batches && due(t.valid_bleu_every)) {
+    log_validation_bleu();
     root_worked = true;
   }
+  root_worked |= maybe_checkpoint(u, result);
   if (root_worked && comm.size() > 1) {
     dist::Communicator::LongWait patient(comm);
     comm.barrier();
@@ -360,8 +390,8 @@ void Trainer::Impl::setup_data_parallel() {
         "overlap {}, {}",
         comm.size(), comm.local_size(), sizes.size(), *std::max_element(sizes.begin(), sizes.end()),
         d.overlap ? "on" : "off",
-        !cuda                ? "MPI on host memory"
-        : device_collective  ? device_collective->name()
+        !cuda                    ? "MPI on host memory"
+        : device_collective      ? device_collective->name()
         : options.device_buffers ? "CUDA-aware MPI"
                                  : "MPI via pinned host buffers");
   }
