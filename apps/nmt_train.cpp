@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <iostream>
@@ -104,13 +105,17 @@ int train(nmt::RunConfig config, const Options& o, const nmt::dist::Communicator
     tracker->set_status(nmt::tracker::RunStatus::kFinished);
     tracker->flush(std::chrono::seconds(10));
   }
+  // validate_every 0 (a sweep row scores its averaged checkpoint afterwards) leaves no best nll.
+  const std::string validation =
+      std::isfinite(result.best_valid_nll)
+          ? fmt::format("best validation nll {:.4f} (perplexity {:.2f})", result.best_valid_nll,
+                        std::exp(result.best_valid_nll))
+          : std::string("no validation during training");
   std::cout << fmt::format(
-      "trained {} steps in {:.1f} s; last loss {:.4f}; best validation nll {:.4f} "
-      "(perplexity {:.2f}); {} parameters; {} rank(s), {:.1f}% of step time waiting on "
-      "all-reduce; run directory {}\n",
-      result.steps, result.seconds, result.last_train_loss, result.best_valid_nll,
-      std::exp(result.best_valid_nll), result.parameters, world.size(),
-      100.0 * result.allreduce_fraction, run_dir);
+      "trained {} steps in {:.1f} s; last loss {:.4f}; {}; {} parameters; {} rank(s), {:.1f}% of "
+      "step time waiting on all-reduce; run directory {}\n",
+      result.steps, result.seconds, result.last_train_loss, validation, result.parameters,
+      world.size(), 100.0 * result.allreduce_fraction, run_dir);
   return 0;
 }
 
