@@ -79,7 +79,11 @@ struct Communicator::State {
   Clock::time_point last_beat{}, last_drain{};
   std::vector<Clock::time_point> last_heard;  // per rank: its latest heartbeat (rank 0 and peers)
 
-  double limit() const { return long_waits > 0 ? hang.long_timeout_s : hang.timeout_s; }
+  // A LongWait is the others waiting for rank 0's solo work. Rank 0 itself keeps the short
+  // limit: the others have nothing to do but arrive, so one that does not is hung.
+  double limit() const {
+    return long_waits > 0 && rank != 0 ? hang.long_timeout_s : hang.timeout_s;
+  }
   void announce(const char* label);
   void wait(MPI_Request* requests, int count, const char* label);
   void overdue(double waited_s);

@@ -74,7 +74,8 @@ class Communicator {
   // that did not.
   void set_step(std::int64_t step);
 
-  // While alive, waits use HangOptions::long_timeout_s: rank 0 alone works and the others wait.
+  // While alive, the ranks other than 0 wait up to HangOptions::long_timeout_s: rank 0 alone
+  // works and they wait for it. Rank 0 keeps the short limit (the others only have to arrive).
   class LongWait {
    public:
     explicit LongWait(const Communicator& comm);
