@@ -126,6 +126,12 @@ int main(int argc, char** argv) {
                  o.sweep_dir);
     const int failed = nmt::sweep::run_rows(rows, o.parallel);
     if (failed > 0) throw std::runtime_error(fmt::format("{} row(s) failed", failed));
+    if (!r.tracker_port_file.empty() || !r.tracker_url.empty()) {
+      spdlog::info("the table: {}/nmt-tracker {} table --sweep {}", self_dir(),
+                   r.tracker_url.empty() ? "--port-file " + r.tracker_port_file
+                                         : "--url " + r.tracker_url,
+                   spec.name);
+    }
     return 0;
   });
 }
