@@ -36,8 +36,8 @@ int evaluate(const Options& o) {
   const nmt::data::TokenBatcher batches(data, config.data, config.train.seed);
   const auto score = nmt::train::score_split(model, batches, config.train.label_smoothing, "fp32",
                                              device, nmt::dist::Communicator::self());
-  const auto vocab = nmt::preprocess::Vocabulary::load(
-      config.data.dir + "/" + nmt::preprocess::kVocabularyFile);
+  const auto vocab =
+      nmt::preprocess::Vocabulary::load(config.data.dir + "/" + nmt::preprocess::kVocabularyFile);
   const double bleu = nmt::train::split_bleu(model, data, vocab, device, o.bleu);
   std::int64_t parameters = 0;
   for (const auto& p : model->parameters()) parameters += p.numel();
@@ -59,16 +59,21 @@ int evaluate(const Options& o) {
                  config.tracker.experiment, config.tracker.run_name);
   }
   if (o.json) {
-    std::cout << nlohmann::json{{"checkpoint", o.checkpoint}, {"split", o.split},
-                                {"step", state.step},         {"tokens", score.tokens},
-                                {"nll", score.nll},           {"perplexity", score.ppl},
-                                {"bleu", bleu},               {"parameters", parameters}}
+    std::cout << nlohmann::json{{"checkpoint", o.checkpoint},
+                                {"split", o.split},
+                                {"step", state.step},
+                                {"tokens", score.tokens},
+                                {"nll", score.nll},
+                                {"perplexity", score.ppl},
+                                {"bleu", bleu},
+                                {"parameters", parameters}}
                      .dump()
               << "\n";
   } else {
-    std::cout << fmt::format("{} on {} ({} target tokens): perplexity {:.3f}, BLEU {:.2f}, {} "
-                             "parameters\n",
-                             o.checkpoint, o.split, score.tokens, score.ppl, bleu, parameters);
+    std::cout << fmt::format(
+        "{} on {} ({} target tokens): perplexity {:.3f}, BLEU {:.2f}, {} "
+        "parameters\n",
+        o.checkpoint, o.split, score.tokens, score.ppl, bleu, parameters);
   }
   return 0;
 }

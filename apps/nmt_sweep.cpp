@@ -51,12 +51,14 @@ int write_slurm(const nmt::sweep::SweepSpec& spec, const Options& o) {
   s.nmt_sweep = self_dir() + "/nmt-sweep";
   s.spec_path = fs::absolute(o.spec).string();
   s.sweep_dir = fs::absolute(o.sweep_dir).string();
-  if (!o.tracker_url.empty()) s.sweep_args.insert(s.sweep_args.end(), {"--tracker-url", o.tracker_url});
+  if (!o.tracker_url.empty())
+    s.sweep_args.insert(s.sweep_args.end(), {"--tracker-url", o.tracker_url});
   if (!o.tracker_port_file.empty()) {
     s.sweep_args.insert(s.sweep_args.end(),
                         {"--tracker-port-file", fs::absolute(o.tracker_port_file).string()});
   }
-  if (o.threads > 0) s.sweep_args.insert(s.sweep_args.end(), {"--threads", std::to_string(o.threads)});
+  if (o.threads > 0)
+    s.sweep_args.insert(s.sweep_args.end(), {"--threads", std::to_string(o.threads)});
   if (!o.launcher.empty()) s.sweep_args.insert(s.sweep_args.end(), {"--launcher", o.launcher});
   s.partition = o.partition;
   s.time_limit = o.time_limit;
@@ -117,7 +119,8 @@ int main(int argc, char** argv) {
     }
     if (o.row >= 0) {
       if (o.row >= static_cast<int>(rows.size()))
-        throw std::invalid_argument(fmt::format("--row {}: the sweep has {} rows", o.row, rows.size()));
+        throw std::invalid_argument(
+            fmt::format("--row {}: the sweep has {} rows", o.row, rows.size()));
       rows = {rows[static_cast<std::size_t>(o.row)]};
     }
     if (r.tracker_port_file.empty() && r.tracker_url.empty())
@@ -127,10 +130,10 @@ int main(int argc, char** argv) {
     const int failed = nmt::sweep::run_rows(rows, o.parallel);
     if (failed > 0) throw std::runtime_error(fmt::format("{} row(s) failed", failed));
     if (!r.tracker_port_file.empty() || !r.tracker_url.empty()) {
-      spdlog::info("the table: {}/nmt-tracker {} table --sweep {}", self_dir(),
-                   r.tracker_url.empty() ? "--port-file " + r.tracker_port_file
-                                         : "--url " + r.tracker_url,
-                   spec.name);
+      spdlog::info(
+          "the table: {}/nmt-tracker {} table --sweep {}", self_dir(),
+          r.tracker_url.empty() ? "--port-file " + r.tracker_port_file : "--url " + r.tracker_url,
+          spec.name);
     }
     return 0;
   });

@@ -16,9 +16,10 @@
 namespace nmt::sweep {
 
 struct RunnerOptions {
-  std::string sweep_dir;          // rows go to sweep_dir/<slug>/
-  std::string tools_dir;          // where nmt-train, nmt-average, nmt-evaluate are
-  std::vector<std::string> launcher;  // prefix of the nmt-train command, e.g. {"mpirun", "-np", "2"}
+  std::string sweep_dir;  // rows go to sweep_dir/<slug>/
+  std::string tools_dir;  // where nmt-train, nmt-average, nmt-evaluate are
+  std::vector<std::string>
+      launcher;                   // prefix of the nmt-train command, e.g. {"mpirun", "-np", "2"}
   std::string tracker_port_file;  // or tracker_url; neither: nothing is recorded
   std::string tracker_url;
   int threads = 0;  // CPU threads per row (0: the tools' default)

@@ -19,7 +19,7 @@ struct SlurmOptions {
   std::string partition, time_limit = "12:00:00";
   int gpus_per_task = 0;
   int cpus_per_task = 8;
-  int max_parallel = 0;                 // %K on the array; 0: no limit
+  int max_parallel = 0;  // %K on the array; 0: no limit
 };
 
 // The batch script text.

@@ -9,9 +9,9 @@
 #include <filesystem>
 #include <numeric>
 
+#include "mpi_test_main.h"
 #include "tiny_training.h"
 #include "trainer/dist/gradient_reducer.h"
-#include "mpi_test_main.h"
 #include "trainer/dist/mpi_context.h"
 #include "trainer/dist/replica_check.h"
 #include "trainer/train/trainer.h"
@@ -61,7 +61,8 @@ void check_reducer(bool overlap) {
   dist::GradientReducer reducer(params, *g_world, options);
   EXPECT_GE(reducer.bucket_count(), 4u);
   const auto sizes = reducer.bucket_elements();
-  EXPECT_EQ(std::accumulate(sizes.begin(), sizes.end(), std::int64_t{0}), 1 + 7 + 1023 + 105 + 13 + 6);
+  EXPECT_EQ(std::accumulate(sizes.begin(), sizes.end(), std::int64_t{0}),
+            1 + 7 + 1023 + 105 + 13 + 6);
 
   const int rank = g_world->rank();
   for (int batch = 0; batch < 2; ++batch) {  // two accumulated batches; the second reduces
@@ -88,8 +89,12 @@ void check_reducer(bool overlap) {
   }
 }
 
-TEST(GradientReducer, SumsOddSizesAndMixedTypesOverRanks) { check_reducer(false); }
-TEST(GradientReducer, OverlappedHooksGiveTheSameSums) { check_reducer(true); }
+TEST(GradientReducer, SumsOddSizesAndMixedTypesOverRanks) {
+  check_reducer(false);
+}
+TEST(GradientReducer, OverlappedHooksGiveTheSameSums) {
+  check_reducer(true);
+}
 
 TEST(ReplicaCheck, BroadcastMakesReplicasEqualAndTheCheckSeesDifferences) {
   std::vector<at::Tensor> tensors = {at::full({5}, g_world->rank() + 1.0f)};
@@ -172,4 +177,6 @@ TEST(DataParallel, TwoRankRunResumedByOneRankMatchesOneRankThroughout) {
 }  // namespace
 }  // namespace nmt
 
-int main(int argc, char** argv) { return nmt::testing::run_mpi_tests(argc, argv, nmt::g_world); }
+int main(int argc, char** argv) {
+  return nmt::testing::run_mpi_tests(argc, argv, nmt::g_world);
+}

@@ -54,4 +54,6 @@ TEST(Mpi, BroadcastCopiesRootState) {
 }  // namespace
 }  // namespace nmt::dist
 
-int main(int argc, char** argv) { return nmt::testing::run_mpi_tests(argc, argv, nmt::dist::g_mpi); }
+int main(int argc, char** argv) {
+  return nmt::testing::run_mpi_tests(argc, argv, nmt::dist::g_mpi);
+}

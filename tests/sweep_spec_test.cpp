@@ -2,10 +2,10 @@
 // (in the spec or a row's overrides), rows that change nothing and a second base row are errors
 // naming the file and row; the Slurm array script has one index per row.
 
+#include "sweep/sweep_spec.h"
 #include "common/config_loader.h"
 #include "sweep/row_runner.h"
 #include "sweep/slurm_array.h"
-#include "sweep/sweep_spec.h"
 #include "test_utils.h"
 
 namespace nmt::sweep {
@@ -20,8 +20,8 @@ std::vector<std::string> labels(const SweepSpec& spec) {
   return out;
 }
 
-const std::vector<std::string> kTable3Labels = {"base", "A", "A", "A", "A", "B", "B",
-                                                "C",    "C", "C", "C", "C", "C", "C",
+const std::vector<std::string> kTable3Labels = {"base", "A", "A", "A", "A", "B",  "B",
+                                                "C",    "C", "C", "C", "C", "C",  "C",
                                                 "D",    "D", "D", "D", "E", "big"};
 
 TEST(SweepSpec, ShippedTable3HasEveryRowWithThePapersFigures) {
@@ -32,9 +32,9 @@ TEST(SweepSpec, ShippedTable3HasEveryRowWithThePapersFigures) {
   EXPECT_EQ(spec.rows[0].config.model.expected_parameter_count(), 63082496);  // 37k vocabulary
   EXPECT_EQ(spec.rows[1].config.model.heads, 1);
   EXPECT_EQ(spec.rows[1].config.model.d_k, 512);
-  EXPECT_EQ(spec.rows[5].config.model.expected_parameter_count(), 55990784);  // B, d_k 16
-  EXPECT_EQ(spec.rows[7].config.model.expected_parameter_count(), 33656832);  // C, N 2
-  EXPECT_EQ(spec.rows[10].config.model.expected_parameter_count(), 26834944);  // C, d_model 256
+  EXPECT_EQ(spec.rows[5].config.model.expected_parameter_count(), 55990784);    // B, d_k 16
+  EXPECT_EQ(spec.rows[7].config.model.expected_parameter_count(), 33656832);    // C, N 2
+  EXPECT_EQ(spec.rows[10].config.model.expected_parameter_count(), 26834944);   // C, d_model 256
   EXPECT_EQ(spec.rows[11].config.model.expected_parameter_count(), 163889152);  // C, 1024
   EXPECT_EQ(spec.rows[18].config.model.positions, "learned");
   EXPECT_EQ(spec.rows[19].config.model.expected_parameter_count(), 214245376);  // big
@@ -53,7 +53,8 @@ TEST(SweepSpec, ShippedMulti30kSiblingKeepsTheStructure) {
 struct SpecFiles {
   TempDir dir;
   std::string write(const std::string& rows) {
-    write_text(dir.file("base.yaml"), "model: {layers: 2, d_model: 64, d_ff: 128, heads: 4, d_k: 16, d_v: 16}\n");
+    write_text(dir.file("base.yaml"),
+               "model: {layers: 2, d_model: 64, d_ff: 128, heads: 4, d_k: 16, d_v: 16}\n");
     const std::string path = dir.file("spec.yaml");
     write_text(path, "name: micro\nbase: base.yaml\nrows:\n" + rows);
     return path;
@@ -62,8 +63,9 @@ struct SpecFiles {
 
 TEST(SweepSpec, ResolvesRowsAndListsThemInOrder) {
   SpecFiles f;
-  const auto spec = load_sweep_spec(f.write("  - label: base\n"
-                                            "  - {label: C, set: [model.layers=4]}\n"));
+  const auto spec =
+      load_sweep_spec(f.write("  - label: base\n"
+                              "  - {label: C, set: [model.layers=4]}\n"));
   ASSERT_EQ(spec.rows.size(), 2u);
   EXPECT_EQ(spec.experiment, "micro");
   EXPECT_EQ(spec.rows[1].config.model.layers, 4);
@@ -95,9 +97,10 @@ TEST(SweepSpec, RejectsUnknownKeysNoOpRowsAndTwoBaseRows) {
 
 TEST(SlurmArray, OneIndexPerRowEachResumingItsRow) {
   SpecFiles f;
-  const auto spec = load_sweep_spec(f.write("  - label: base\n"
-                                            "  - {label: C, set: [model.layers=4]}\n"
-                                            "  - {label: D, set: [model.dropout=0.3]}\n"));
+  const auto spec =
+      load_sweep_spec(f.write("  - label: base\n"
+                              "  - {label: C, set: [model.layers=4]}\n"
+                              "  - {label: D, set: [model.dropout=0.3]}\n"));
   SlurmOptions options;
   options.nmt_sweep = "/opt/nmt/bin/nmt-sweep";
   options.spec_path = "/specs/micro.yaml";

@@ -33,7 +33,7 @@ inline std::pair<std::vector<std::int32_t>, std::vector<std::int32_t>> make_pair
 }
 
 inline void write_split(const std::string& dir, const std::string& name, int pairs,
-                 preprocess::Manifest& manifest) {
+                        preprocess::Manifest& manifest) {
   preprocess::ShardWriter writer(dir, {name, kVocab, "tiny", {}, {}}, 1000, 0);
   for (int i = 0; i < pairs; ++i) {
     const auto [src, tgt] = make_pair(i);

@@ -19,10 +19,10 @@ namespace nmt {
 namespace {
 
 namespace fs = std::filesystem;
-using testing::TempDir;
 using testing::load_model;
 using testing::make_pair;
 using testing::sink_in;
+using testing::TempDir;
 using testing::tiny_config;
 using testing::write_data;
 

@@ -94,11 +94,12 @@ TEST(Vocabulary, CachedEncoderGivesExactlyTheSameIds) {
   // Characters that NFKC rewrites (ligature, full-width, diaeresis with a space in its
   // decomposition, superscript), unknown characters, and text that is not whitespace-normalised.
   const std::vector<std::string> tricky = {
-      "ﬁeld Ｈｕｎｄ ¨a x² ½", "the dog ☃ läuft", "  leading", "trailing ", "two  spaces", "",
-      "ümlaut Über ÄÖÜ ß", "der der der Hund Hund"};
+      "ﬁeld Ｈｕｎｄ ¨a x² ½", "the dog ☃ läuft",      "  leading", "trailing ", "two  spaces", "",
+      "ümlaut Über ÄÖÜ ß",     "der der der Hund Hund"};
   corpus.insert(corpus.end(), tricky.begin(), tricky.end());
   for (const char* type : {"bpe", "unigram"}) {
-    const auto vocab = Vocabulary::from_serialized(train_vocabulary(generate_corpus(2000), small_options(type)), type);
+    const auto vocab = Vocabulary::from_serialized(
+        train_vocabulary(generate_corpus(2000), small_options(type)), type);
     CachedEncoder encoder(vocab);
     CachedEncoder tiny(vocab, /*max_entries=*/4);  // evicts constantly
     std::vector<std::int32_t> ids, tiny_ids;

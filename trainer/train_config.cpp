@@ -231,14 +231,14 @@ std::string to_yaml(const RunConfig& c) {
       << YAML::Value << p.hang_timeout_s << YAML::Key << "root_work_timeout_s" << YAML::Value
       << p.root_work_timeout_s << YAML::EndMap;
   const auto& r = c.tracker;
-  out << YAML::Key << "tracker" << YAML::Value << YAML::BeginMap << YAML::Key << "url" << YAML::Value
-      << r.url << YAML::Key << "port_file" << YAML::Value << r.port_file << YAML::Key << "token_file"
-      << YAML::Value << r.token_file << YAML::Key << "experiment" << YAML::Value << r.experiment
-      << YAML::Key << "run_name" << YAML::Value << r.run_name << YAML::Key << "sweep" << YAML::Value
-      << r.sweep << YAML::Key << "row_label" << YAML::Value << r.row_label << YAML::Key << "row_index"
-      << YAML::Value << r.row_index << YAML::Key << "ref_ppl" << YAML::Value << r.ref_ppl
-      << YAML::Key << "ref_bleu" << YAML::Value << r.ref_bleu << YAML::Key << "ref_params"
-      << YAML::Value << r.ref_params << YAML::EndMap;
+  out << YAML::Key << "tracker" << YAML::Value << YAML::BeginMap << YAML::Key << "url"
+      << YAML::Value << r.url << YAML::Key << "port_file" << YAML::Value << r.port_file << YAML::Key
+      << "token_file" << YAML::Value << r.token_file << YAML::Key << "experiment" << YAML::Value
+      << r.experiment << YAML::Key << "run_name" << YAML::Value << r.run_name << YAML::Key
+      << "sweep" << YAML::Value << r.sweep << YAML::Key << "row_label" << YAML::Value << r.row_label
+      << YAML::Key << "row_index" << YAML::Value << r.row_index << YAML::Key << "ref_ppl"
+      << YAML::Value << r.ref_ppl << YAML::Key << "ref_bleu" << YAML::Value << r.ref_bleu
+      << YAML::Key << "ref_params" << YAML::Value << r.ref_params << YAML::EndMap;
   out << YAML::EndMap;
   return std::string(out.c_str()) + "\n";
 }

@@ -64,12 +64,12 @@ struct DistConfig {
 };
 
 struct TrackerConfig {
-  std::string url;           // http://127.0.0.1:PORT of an nmt-trackerd; empty: no tracking
-  std::string port_file;     // or the daemon's --port-file (host 127.0.0.1)
-  std::string token_file;    // bearer token, when the daemon requires one
+  std::string url;         // http://127.0.0.1:PORT of an nmt-trackerd; empty: no tracking
+  std::string port_file;   // or the daemon's --port-file (host 127.0.0.1)
+  std::string token_file;  // bearer token, when the daemon requires one
   std::string experiment = "default";
-  std::string run_name;      // empty: the run directory's name
-  std::string sweep;         // set by nmt-sweep for the rows of an ablation table
+  std::string run_name;  // empty: the run directory's name
+  std::string sweep;     // set by nmt-sweep for the rows of an ablation table
   std::string row_label;
   std::int64_t row_index = -1;
   double ref_ppl = 0, ref_bleu = 0, ref_params = 0;  // a row's reference figures; 0: none

@@ -160,9 +160,9 @@ void Communicator::State::pulse() {
         if (peer == rank || (rank != 0 && peer != 0)) continue;
         auto beat = std::make_unique<Message>();
         beat->value = sequence;
-        check_mpi(MPI_Isend(&beat->value, 1, MPI_INT64_T, peer, kHeartbeatTag, comm,
-                            &beat->request),
-                  "MPI_Isend(heartbeat)");
+        check_mpi(
+            MPI_Isend(&beat->value, 1, MPI_INT64_T, peer, kHeartbeatTag, comm, &beat->request),
+            "MPI_Isend(heartbeat)");
         beats.push_back(std::move(beat));
       }
     }
@@ -201,8 +201,8 @@ void Communicator::State::overdue(double waited_s) {
           fmt::format("{} (silent for {:.0f} s)", describe(m->from), silent_seconds(m->from)));
     }
   }
-  const std::string where =
-      fmt::format("collective '{}' #{} at step {}, waited {:.0f} s", what, sequence, step, waited_s);
+  const std::string where = fmt::format("collective '{}' #{} at step {}, waited {:.0f} s", what,
+                                        sequence, step, waited_s);
   if (!missing.empty()) {
     Communicator::abort_job(fmt::format("{} never arrived ({}): it is hung or far behind; "
                                         "aborting the job from {}",
@@ -240,7 +240,7 @@ Communicator Communicator::world() {
   check_mpi(MPI_Comm_size(s->comm, &s->size), "MPI_Comm_size");
   MPI_Comm node = MPI_COMM_NULL;
   check_mpi(MPI_Comm_split_type(s->comm, MPI_COMM_TYPE_SHARED, s->rank, MPI_INFO_NULL, &node),
-        "MPI_Comm_split_type");
+            "MPI_Comm_split_type");
   check_mpi(MPI_Comm_rank(node, &s->local_rank), "MPI_Comm_rank(node)");
   check_mpi(MPI_Comm_size(node, &s->local_size), "MPI_Comm_size(node)");
   MPI_Comm_free(&node);
@@ -250,8 +250,8 @@ Communicator Communicator::world() {
   mine.resize(kNameBytes, '\0');
   std::string all(kNameBytes * static_cast<std::size_t>(s->size), '\0');
   check_mpi(MPI_Allgather(mine.data(), static_cast<int>(kNameBytes), MPI_CHAR, all.data(),
-                      static_cast<int>(kNameBytes), MPI_CHAR, s->comm),
-        "MPI_Allgather(names)");
+                          static_cast<int>(kNameBytes), MPI_CHAR, s->comm),
+            "MPI_Allgather(names)");
   for (int r = 0; r < s->size; ++r) s->names.emplace_back(all.c_str() + kNameBytes * r);
   return Communicator(std::move(s));
 }
@@ -264,11 +264,21 @@ Communicator Communicator::self() {
   return Communicator(std::move(s));
 }
 
-int Communicator::rank() const { return state_->rank; }
-int Communicator::size() const { return state_->size; }
-int Communicator::local_rank() const { return state_->local_rank; }
-int Communicator::local_size() const { return state_->local_size; }
-const std::vector<std::string>& Communicator::rank_names() const { return state_->names; }
+int Communicator::rank() const {
+  return state_->rank;
+}
+int Communicator::size() const {
+  return state_->size;
+}
+int Communicator::local_rank() const {
+  return state_->local_rank;
+}
+int Communicator::local_size() const {
+  return state_->local_size;
+}
+const std::vector<std::string>& Communicator::rank_names() const {
+  return state_->names;
+}
 
 void Communicator::allreduce_sum(void* data, std::size_t count, ElementType type) const {
   if (state_->size == 1) return;
@@ -312,8 +322,9 @@ std::vector<double> Communicator::gather(double value, int root) const {
   if (state_->size == 1) return values;
   state_->announce("gather");
   MPI_Request r = MPI_REQUEST_NULL;
-  check_mpi(MPI_Igather(&value, 1, MPI_DOUBLE, values.data(), 1, MPI_DOUBLE, root, state_->comm, &r),
-        "MPI_Igather");
+  check_mpi(
+      MPI_Igather(&value, 1, MPI_DOUBLE, values.data(), 1, MPI_DOUBLE, root, state_->comm, &r),
+      "MPI_Igather");
   state_->wait(&r, 1, "MPI_Igather");
   return values;
 }
@@ -339,8 +350,8 @@ Communicator::Request Communicator::start_allreduce_sum(void* data, std::size_t 
   Request request;
   if (state_->size == 1) return request;
   check_mpi(MPI_Iallreduce(MPI_IN_PLACE, data, checked_count(count), mpi_type(type), MPI_SUM,
-                       state_->comm, &request.handle_->request),
-        "MPI_Iallreduce");
+                           state_->comm, &request.handle_->request),
+            "MPI_Iallreduce");
   return request;
 }
 
@@ -367,12 +378,16 @@ void Communicator::watch_for_hangs(HangOptions options) {
   state_->last_heard.assign(static_cast<std::size_t>(state_->size), Clock::now());
 }
 
-void Communicator::set_step(std::int64_t step) { state_->step = step; }
+void Communicator::set_step(std::int64_t step) {
+  state_->step = step;
+}
 
 Communicator::LongWait::LongWait(const Communicator& comm) : comm_(comm) {
   ++comm_.state_->long_waits;
 }
-Communicator::LongWait::~LongWait() { --comm_.state_->long_waits; }
+Communicator::LongWait::~LongWait() {
+  --comm_.state_->long_waits;
+}
 
 void Communicator::abort_job(const std::string& message, int code) {
   spdlog::critical("{}", message);

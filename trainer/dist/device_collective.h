@@ -29,7 +29,6 @@ bool nccl_available();
 // NCCL over all ranks of `comm` (bootstrapped through a c10d TCPStore on rank 0, whose port goes
 // out by MPI broadcast). `timeout_s` bounds each collective, as the hang timeout does for MPI.
 // Throws when !nccl_available().
-std::unique_ptr<DeviceCollective> make_nccl_collective(const Communicator& comm,
-                                                       double timeout_s);
+std::unique_ptr<DeviceCollective> make_nccl_collective(const Communicator& comm, double timeout_s);
 
 }  // namespace nmt::dist

@@ -5,7 +5,9 @@
 
 namespace nmt::dist {
 
-bool nccl_available() { return false; }
+bool nccl_available() {
+  return false;
+}
 
 std::unique_ptr<DeviceCollective> make_nccl_collective(const Communicator&, double) {
   throw std::runtime_error(

@@ -73,10 +73,9 @@ void GradientReducer::Impl::plan(const std::vector<at::Tensor>& parameters) {
     for (auto& o : open) {
       if (o.type == type && o.device == device) current = &o;
     }
-    if (current == nullptr || (current->elements > 0 &&
-                               static_cast<double>(current->elements) * at::elementSize(type) +
-                                       bytes >
-                                   cap_bytes)) {
+    if (current == nullptr ||
+        (current->elements > 0 &&
+         static_cast<double>(current->elements) * at::elementSize(type) + bytes > cap_bytes)) {
       sizes.push_back(0);
       kinds.emplace_back(type, device);
       if (current == nullptr) {
@@ -139,9 +138,8 @@ void GradientReducer::Impl::start_ready_buckets() {
     }
     // CUDA-aware MPI reads device memory directly: the kernels that wrote it must be done.
     if (bucket.buffer.is_cuda()) torch::cuda::synchronize(bucket.buffer.device().index());
-    bucket.request = comm.start_allreduce_sum(bucket.buffer.data_ptr(),
-                                              static_cast<std::size_t>(bucket.buffer.numel()),
-                                              bucket.type);
+    bucket.request = comm.start_allreduce_sum(
+        bucket.buffer.data_ptr(), static_cast<std::size_t>(bucket.buffer.numel()), bucket.type);
   }
 }
 
@@ -170,7 +168,9 @@ GradientReducer::~GradientReducer() {
   for (auto& slot : impl_->slots) slot.parameter.remove_hook(slot.hook);
 }
 
-void GradientReducer::arm() { impl_->armed = impl_->options.overlap; }
+void GradientReducer::arm() {
+  impl_->armed = impl_->options.overlap;
+}
 
 void GradientReducer::finish() {
   auto& m = *impl_;
@@ -202,8 +202,12 @@ void GradientReducer::finish() {
   m.armed = false;
 }
 
-std::size_t GradientReducer::bucket_count() const { return impl_->buckets.size(); }
-std::size_t GradientReducer::overlapped_buckets() const { return impl_->overlapped; }
+std::size_t GradientReducer::bucket_count() const {
+  return impl_->buckets.size();
+}
+std::size_t GradientReducer::overlapped_buckets() const {
+  return impl_->overlapped;
+}
 
 std::vector<std::int64_t> GradientReducer::bucket_elements() const {
   std::vector<std::int64_t> sizes;

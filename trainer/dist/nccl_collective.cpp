@@ -39,8 +39,8 @@ class NcclCollective final : public DeviceCollective {
     }
     auto group_options = c10d::ProcessGroupNCCL::Options::create();
     group_options->timeout = timeout;
-    group_ = c10::make_intrusive<c10d::ProcessGroupNCCL>(store, comm.rank(), comm.size(),
-                                                         group_options);
+    group_ =
+        c10::make_intrusive<c10d::ProcessGroupNCCL>(store, comm.rank(), comm.size(), group_options);
   }
 
   void start(at::Tensor& bucket) override {
@@ -64,10 +64,11 @@ class NcclCollective final : public DeviceCollective {
 
 }  // namespace
 
-bool nccl_available() { return true; }
+bool nccl_available() {
+  return true;
+}
 
-std::unique_ptr<DeviceCollective> make_nccl_collective(const Communicator& comm,
-                                                       double timeout_s) {
+std::unique_ptr<DeviceCollective> make_nccl_collective(const Communicator& comm, double timeout_s) {
   return std::make_unique<NcclCollective>(comm, timeout_s);
 }
 

@@ -71,8 +71,7 @@ tracker::ClientOptions client_options(const TrackerConfig& t, const std::string&
   if (!t.token_file.empty()) options.token = read_trimmed(t.token_file, "token file");
   options.rank = rank;
   options.spool_path =
-      (std::filesystem::path(spool_dir) / fmt::format("tracker-spool-rank{}.jsonl", rank))
-          .string();
+      (std::filesystem::path(spool_dir) / fmt::format("tracker-spool-rank{}.jsonl", rank)).string();
   return options;
 }
 
@@ -110,8 +109,8 @@ std::shared_ptr<tracker::TrackerClient> attach_tracker(const RunConfig& config,
     if (run.at("name") == t.run_name) id = run.at("run_id").get<std::int64_t>();
   }
   if (!id) {
-    throw std::runtime_error(fmt::format("tracker {}: no run '{}' in experiment '{}'",
-                                         options.url, t.run_name, t.experiment));
+    throw std::runtime_error(fmt::format("tracker {}: no run '{}' in experiment '{}'", options.url,
+                                         t.run_name, t.experiment));
   }
   auto client = std::make_shared<tracker::TrackerClient>(options);
   client->attach_run(*id);

@@ -23,9 +23,9 @@ namespace nmt::train {
 
 struct TrainResult {
   std::int64_t steps = 0;
-  double best_valid_nll = 0.0;   // per target token
-  double last_train_loss = 0.0;  // smoothed, per target token, of the last update
-  double seconds = 0.0;          // training time of this process
+  double best_valid_nll = 0.0;      // per target token
+  double last_train_loss = 0.0;     // smoothed, per target token, of the last update
+  double seconds = 0.0;             // training time of this process
   double allreduce_fraction = 0.0;  // of step time spent waiting on gradient all-reduces
   std::int64_t parameters = 0;
   bool early_stopped = false;
