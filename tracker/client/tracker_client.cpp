@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "tracker/client/http_client.h"
+#include "tracker/client/request_bodies.h"
 #include "tracker/client/spool.h"
 
 namespace nmt::tracker {
@@ -37,40 +38,6 @@ std::int64_t initial_sequence(std::optional<std::int64_t> max_spooled) {
 
 double unix_seconds() {
   return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-}
-
-// Invalid UTF-8 in a key or path must not throw on the worker thread.
-std::string dump(const json& j) {
-  return j.dump(-1, ' ', false, json::error_handler_t::replace);
-}
-
-void put_if(json& j, const char* key, const std::string& value) {
-  if (!value.empty()) j[key] = value;
-}
-template <class T>
-void put_if(json& j, const char* key, const std::optional<T>& value) {
-  // JSON has no NaN or infinity: a diverged perplexity is left out rather than refused.
-  if constexpr (std::is_floating_point_v<T>) {
-    if (value && std::isfinite(*value)) j[key] = *value;
-  } else {
-    if (value) j[key] = *value;
-  }
-}
-
-json run_body(const RunInfo& info) {
-  json j = {{"experiment", info.experiment}, {"name", info.name}};
-  put_if(j, "sweep", info.sweep);
-  put_if(j, "row_label", info.row_label);
-  put_if(j, "row_index", info.row_index);
-  put_if(j, "config", info.config);
-  put_if(j, "config_hash", info.config_hash);
-  put_if(j, "git_revision", info.git_revision);
-  put_if(j, "host", info.host);
-  put_if(j, "world_size", info.world_size);
-  put_if(j, "slurm_job_id", info.slurm_job_id);
-  put_if(j, "slurm_array_id", info.slurm_array_id);
-  if (!info.params.empty()) j["params"] = info.params;
-  return j;
 }
 
 // Worth sending again later: the daemon is overloaded, restarting, or the token is being fixed.
@@ -148,7 +115,7 @@ std::optional<std::int64_t> TrackerClient::start_run(const RunInfo& info) {
   if (info.experiment.empty() || info.name.empty()) {
     throw std::invalid_argument("tracker: a run needs an experiment and a name");
   }
-  const std::string body = dump(run_body(info));
+  const std::string body = run_body(info);
   {
     std::lock_guard lock(mutex_);
     if (run_started_ || run_id_) throw std::logic_error("tracker: start_run called twice");
@@ -212,25 +179,15 @@ void TrackerClient::enqueue(Request request) {
 }
 
 void TrackerClient::log_eval(const EvalRecord& eval) {
-  json j = {{"split", eval.split}};
-  put_if(j, "step", eval.step);
-  put_if(j, "checkpoint", eval.checkpoint);
-  put_if(j, "bleu", eval.bleu);
-  put_if(j, "chrf", eval.chrf);
-  put_if(j, "perplexity", eval.perplexity);
-  put_if(j, "signature", eval.signature);
-  enqueue({"evals", dump(j)});
+  enqueue({"evals", eval_body(eval)});
 }
 
 void TrackerClient::log_artifact(const ArtifactRecord& artifact) {
-  json j = {{"kind", artifact.kind}, {"path", artifact.path}};
-  put_if(j, "step", artifact.step);
-  put_if(j, "averaged_from", artifact.averaged_from);
-  enqueue({"artifacts", dump(j)});
+  enqueue({"artifacts", artifact_body(artifact)});
 }
 
 void TrackerClient::set_status(RunStatus status) {
-  enqueue({"status", dump(json{{"status", to_string(status)}})});
+  enqueue({"status", status_body(status)});
 }
 
 bool TrackerClient::flush(std::chrono::milliseconds timeout) {
@@ -313,14 +270,13 @@ std::vector<SpoolEntry> TrackerClient::make_entries(std::deque<Item>& items) {
     if (points.empty()) return;
     const std::size_t count = points.size();
     const std::int64_t sequence = next_sequence_++;
-    json body = {{"rank", options_.rank}, {"sequence", sequence}, {"points", std::move(points)}};
-    entries.push_back(SpoolEntry{"metrics", run, dump(body), count, sequence});
+    entries.push_back(SpoolEntry{
+        "metrics", run, metrics_body(options_.rank, sequence, std::move(points)), count, sequence});
     points = json::array();
   };
   for (auto& item : items) {
     if (const auto* p = std::get_if<Point>(&item)) {
-      points.push_back(
-          {{"key", p->key}, {"step", p->step}, {"value", p->value}, {"time", p->time}});
+      points.push_back(metric_point(p->key, p->step, p->value, p->time));
       if (points.size() >= options_.batch_size) close_batch();
     } else {
       close_batch();  // keeps the order in which the trainer logged
