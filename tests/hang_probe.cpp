@@ -5,6 +5,11 @@
 //              wait for it (long limit) and the job exits 0.
 //   late-peer: rank 1 reaches the barrier 20 s late; rank 0 keeps the short limit inside the
 //              LongWait and must abort the job within seconds naming rank 1.
+//   frozen-root (3 ranks): rank 0 reaches the barrier and prints its pid; the script freezes it
+//              there (SIGSTOP) while rank 2 is still 4 s away. Rank 0 has arrived, so the others
+//              must not give it the long limit: they abort within seconds naming it silent.
+
+#include <unistd.h>
 
 #include <chrono>
 #include <cstring>
@@ -18,8 +23,9 @@ int main(int argc, char** argv) {
   auto& world = mpi.world();
   const bool slow_root = argc > 1 && std::strcmp(argv[1], "slow-root") == 0;
   const bool late_peer = argc > 1 && std::strcmp(argv[1], "late-peer") == 0;
-  if (!slow_root && !late_peer) {
-    std::cerr << "usage: hang_probe slow-root|late-peer\n";
+  const bool frozen_root = argc > 1 && std::strcmp(argv[1], "frozen-root") == 0;
+  if (!slow_root && !late_peer && !frozen_root) {
+    std::cerr << "usage: hang_probe slow-root|late-peer|frozen-root\n";
     return 2;
   }
   nmt::dist::HangOptions hang;
@@ -32,6 +38,9 @@ int main(int argc, char** argv) {
   if ((slow_root && world.is_root()) || (late_peer && world.rank() == 1)) {
     std::this_thread::sleep_for(std::chrono::seconds(slow_root ? 6 : 20));
   }
+  if (frozen_root && world.rank() == 2) std::this_thread::sleep_for(std::chrono::seconds(4));
+  if (frozen_root && world.is_root())
+    std::cout << "rank 0 at the barrier, pid " << getpid() << std::endl;
   {
     nmt::dist::Communicator::LongWait patient(world);
     world.barrier();

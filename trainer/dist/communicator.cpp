@@ -69,6 +69,7 @@ struct Communicator::State {
     MPI_Request request = MPI_REQUEST_NULL;
     int from = -1;  // the sender, for receives; -1 for sends
     std::int64_t value = 0;
+    bool seen = false;  // a receive found complete: counts as hearing from the sender
   };
   using Messages = std::vector<std::unique_ptr<Message>>;
   Messages arrivals;   // of the current collective: sends, and receives from each peer
@@ -86,6 +87,9 @@ struct Communicator::State {
   }
   void announce(const char* label);
   void wait(MPI_Request* requests, int count, const char* label);
+  bool arrived(Message& m);
+  std::vector<std::string> silent_peers(double silence_s);
+  void abort_if_silent(double waited_s, double silence_s);
   void overdue(double waited_s);
   void pulse();
   static void forget_completed(Messages& messages) {
@@ -138,6 +142,11 @@ void Communicator::State::wait(MPI_Request* requests, int count, const char* lab
     if (done) break;
     pulse();
     if (watching && waited > limit()) overdue(waited);
+    // Inside a LongWait the others allow rank 0 long solo work, but not silence once it has
+    // arrived: frozen there, it would hold the job for the long limit.
+    if (watching && long_waits > 0 && waited > hang.timeout_s && polls % 1024 == 0) {
+      abort_if_silent(waited, hang.timeout_s);
+    }
     // Non-blocking collectives advance only inside MPI calls, so keep testing (as a blocking
     // MPI call spins internally), but let another process have the core between tests.
     if (polls > 100) std::this_thread::yield();
@@ -181,6 +190,44 @@ void Communicator::State::pulse() {
               "MPI_Recv(heartbeat)");
     last_heard[static_cast<std::size_t>(status.MPI_SOURCE)] = now;
   }
+  for (auto& m : arrivals) {
+    if (m->from >= 0 && !m->seen) arrived(*m);  // notes when each peer got here
+  }
+}
+
+// Whether the peer's arrival message for the current collective came. The moment it is first
+// found counts as hearing from the peer, so a heartbeat not drained yet cannot make it look silent.
+bool Communicator::State::arrived(Message& m) {
+  int done = 0;
+  check_mpi(MPI_Test(&m.request, &done, MPI_STATUS_IGNORE), "MPI_Test(arrival)");
+  if (done && !m.seen) {
+    m.seen = true;
+    auto& heard = last_heard[static_cast<std::size_t>(m.from)];
+    heard = std::max(heard, Clock::now());
+  }
+  return done != 0;
+}
+
+// The peers that arrived at the current collective and then fell silent: frozen inside it.
+std::vector<std::string> Communicator::State::silent_peers(double silence_s) {
+  std::vector<std::string> silent;
+  for (auto& m : arrivals) {
+    if (m->from >= 0 && arrived(*m) && silent_seconds(m->from) > silence_s) {
+      silent.push_back(
+          fmt::format("{} (silent for {:.0f} s)", describe(m->from), silent_seconds(m->from)));
+    }
+  }
+  return silent;
+}
+
+void Communicator::State::abort_if_silent(double waited_s, double silence_s) {
+  const auto silent = silent_peers(silence_s);
+  if (silent.empty()) return;
+  Communicator::abort_job(
+      fmt::format("{} arrived but stopped responding (collective '{}' #{} at step {}, waited "
+                  "{:.0f} s): it is hung; aborting the job from {}",
+                  fmt::join(silent, ", "), what, sequence, step, waited_s, describe(rank)),
+      3);
 }
 
 // Called from a wait past the limit. Rank 0 names the ranks that never announced this
@@ -188,18 +235,9 @@ void Communicator::State::pulse() {
 // rank 0 a grace period to report before aborting themselves.
 void Communicator::State::overdue(double waited_s) {
   // Never arrived: hung before the collective. Arrived, then silent: frozen inside it.
-  std::vector<std::string> missing, silent;
-  const double silence_limit = std::min(5.0, 0.5 * hang.timeout_s);
+  std::vector<std::string> missing;
   for (auto& m : arrivals) {
-    if (m->from < 0) continue;
-    int arrived = 0;
-    check_mpi(MPI_Test(&m->request, &arrived, MPI_STATUS_IGNORE), "MPI_Test(arrival)");
-    if (!arrived) {
-      missing.push_back(describe(m->from));
-    } else if (silent_seconds(m->from) > silence_limit) {
-      silent.push_back(
-          fmt::format("{} (silent for {:.0f} s)", describe(m->from), silent_seconds(m->from)));
-    }
+    if (m->from >= 0 && !arrived(*m)) missing.push_back(describe(m->from));
   }
   const std::string where = fmt::format("collective '{}' #{} at step {}, waited {:.0f} s", what,
                                         sequence, step, waited_s);
@@ -209,12 +247,7 @@ void Communicator::State::overdue(double waited_s) {
                                         fmt::join(missing, ", "), where, describe(rank)),
                             3);
   }
-  if (!silent.empty()) {
-    Communicator::abort_job(fmt::format("{} arrived but stopped responding ({}): it is hung; "
-                                        "aborting the job from {}",
-                                        fmt::join(silent, ", "), where, describe(rank)),
-                            3);
-  }
+  abort_if_silent(waited_s, std::min(5.0, 0.5 * hang.timeout_s));
   if (rank == 0) {
     Communicator::abort_job(
         fmt::format("every rank arrived but {} did not complete; aborting the job", where), 3);

@@ -75,7 +75,8 @@ class Communicator {
   void set_step(std::int64_t step);
 
   // While alive, the ranks other than 0 wait up to HangOptions::long_timeout_s: rank 0 alone
-  // works and they wait for it. Rank 0 keeps the short limit (the others only have to arrive).
+  // works and they wait for it. Rank 0 keeps the short limit (the others only have to arrive),
+  // and once rank 0 has arrived, its silence past the short limit is a hang.
   class LongWait {
    public:
     explicit LongWait(const Communicator& comm);
