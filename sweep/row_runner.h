@@ -18,8 +18,8 @@ namespace nmt::sweep {
 struct RunnerOptions {
   std::string sweep_dir;  // rows go to sweep_dir/<slug>/
   std::string tools_dir;  // where nmt-train, nmt-average, nmt-evaluate are
-  std::vector<std::string>
-      launcher;                   // prefix of the nmt-train command, e.g. {"mpirun", "-np", "2"}
+  // Prefix of the nmt-train command, e.g. {"mpirun", "-np", "2"}.
+  std::vector<std::string> launcher;
   std::string tracker_port_file;  // or tracker_url; neither: nothing is recorded
   std::string tracker_url;
   int threads = 0;  // CPU threads per row (0: the tools' default)

@@ -25,6 +25,13 @@ const char* const kSummarySelect =
     "r.slurm_array_id AS slurm_array_id, r.attempt AS attempt, r.started_at AS started_at, "
     "r.ended_at AS ended_at FROM runs r JOIN experiments e ON e.id = r.experiment_id";
 
+const char* const kEvalsSelect =
+    "SELECT id AS eval_id, split, step, checkpoint, bleu, chrf, perplexity, signature, "
+    "created_at FROM evals WHERE run_id = ? ORDER BY id";
+const char* const kArtifactsSelect =
+    "SELECT id AS artifact_id, kind, path, step, averaged_from, created_at FROM artifacts "
+    "WHERE run_id = ? ORDER BY id";
+
 // A query value that reads wholly as a finite number ("256", "0.1", "1e-4"); bools as 1/0.
 std::optional<double> parse_number(const std::string& text) {
   if (text == "true" || text == "false") {
@@ -95,8 +102,8 @@ json RunStore::get_run(std::int64_t run_id) {
   config.executeStep();
   run["config"] = column_json(config.getColumn(0));
   run["params"] = run_params(run_id);
-  run["evals"] = run_evals(run_id);
-  run["artifacts"] = run_artifacts(run_id);
+  run["evals"] = rows_of_run(kEvalsSelect, run_id);
+  run["artifacts"] = rows_of_run(kArtifactsSelect, run_id);
   run["metric_keys"] = metric_keys(run_id);
   return run;
 }
@@ -115,18 +122,8 @@ json RunStore::run_params(std::int64_t run_id) {
   return params;
 }
 
-json RunStore::run_evals(std::int64_t run_id) {
-  SQLite::Statement query(sql_,
-                          "SELECT id AS eval_id, split, step, checkpoint, bleu, chrf, perplexity, "
-                          "signature, created_at FROM evals WHERE run_id = ? ORDER BY id");
-  query.bind(1, run_id);
-  return all_rows(query);
-}
-
-json RunStore::run_artifacts(std::int64_t run_id) {
-  SQLite::Statement query(sql_,
-                          "SELECT id AS artifact_id, kind, path, step, averaged_from, created_at "
-                          "FROM artifacts WHERE run_id = ? ORDER BY id");
+json RunStore::rows_of_run(const char* select, std::int64_t run_id) {
+  SQLite::Statement query(sql_, select);
   query.bind(1, run_id);
   return all_rows(query);
 }

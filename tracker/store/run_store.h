@@ -117,8 +117,8 @@ class RunStore {
   void upsert_params(std::int64_t run_id, const nlohmann::json& params);
   void require_run(std::int64_t run_id);
   nlohmann::json run_params(std::int64_t run_id);
-  nlohmann::json run_evals(std::int64_t run_id);
-  nlohmann::json run_artifacts(std::int64_t run_id);
+  // All rows of a SELECT whose one parameter is the run id.
+  nlohmann::json rows_of_run(const char* select, std::int64_t run_id);
   nlohmann::json metric_keys(std::int64_t run_id);
   nlohmann::json newest_evals(std::int64_t run_id);
 

@@ -104,6 +104,11 @@ struct Communicator::State {
     return std::chrono::duration<double>(Clock::now() - last_heard[static_cast<std::size_t>(r)])
         .count();
   }
+  // The collective being waited for, for hang reports.
+  std::string where(double waited_s) const {
+    return fmt::format("collective '{}' #{} at step {}, waited {:.0f} s", what, sequence, step,
+                       waited_s);
+  }
   std::string describe(int r) const {
     return fmt::format("rank {} ({})", r, r < static_cast<int>(names.size()) ? names[r] : "?");
   }
@@ -223,11 +228,10 @@ std::vector<std::string> Communicator::State::silent_peers(double silence_s) {
 void Communicator::State::abort_if_silent(double waited_s, double silence_s) {
   const auto silent = silent_peers(silence_s);
   if (silent.empty()) return;
-  Communicator::abort_job(
-      fmt::format("{} arrived but stopped responding (collective '{}' #{} at step {}, waited "
-                  "{:.0f} s): it is hung; aborting the job from {}",
-                  fmt::join(silent, ", "), what, sequence, step, waited_s, describe(rank)),
-      3);
+  Communicator::abort_job(fmt::format("{} arrived but stopped responding ({}): it is hung; "
+                                      "aborting the job from {}",
+                                      fmt::join(silent, ", "), where(waited_s), describe(rank)),
+                          3);
 }
 
 // Called from a wait past the limit. Rank 0 names the ranks that never announced this
@@ -239,23 +243,23 @@ void Communicator::State::overdue(double waited_s) {
   for (auto& m : arrivals) {
     if (m->from >= 0 && !arrived(*m)) missing.push_back(describe(m->from));
   }
-  const std::string where = fmt::format("collective '{}' #{} at step {}, waited {:.0f} s", what,
-                                        sequence, step, waited_s);
   if (!missing.empty()) {
     Communicator::abort_job(fmt::format("{} never arrived ({}): it is hung or far behind; "
                                         "aborting the job from {}",
-                                        fmt::join(missing, ", "), where, describe(rank)),
+                                        fmt::join(missing, ", "), where(waited_s), describe(rank)),
                             3);
   }
   abort_if_silent(waited_s, std::min(5.0, 0.5 * hang.timeout_s));
   if (rank == 0) {
     Communicator::abort_job(
-        fmt::format("every rank arrived but {} did not complete; aborting the job", where), 3);
+        fmt::format("every rank arrived but {} did not complete; aborting the job",
+                    where(waited_s)),
+        3);
   }
   if (waited_s > limit() + hang.root_grace_s) {
     Communicator::abort_job(fmt::format("{}: rank 0 arrived but did not report the hung rank; "
                                         "aborting the job from {}",
-                                        where, describe(rank)),
+                                        where(waited_s), describe(rank)),
                             3);
   }
 }
