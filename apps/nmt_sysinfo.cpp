@@ -6,7 +6,6 @@
 #include <hdf5.h>
 #include <spdlog/version.h>
 #include <sqlite3.h>
-#include <torch/cuda.h>
 #include <torch/version.h>
 #include <yaml-cpp/yaml.h>
 #include <nlohmann/json.hpp>
@@ -17,6 +16,7 @@
 #include "tracker/store/schema.h"
 #include "trainer/dist/mpi_context.h"
 #include "trainer/runtime/blas_backend.h"
+#include "trainer/runtime/cuda_info.h"
 #include "trainer/runtime/device.h"
 
 namespace {
@@ -29,6 +29,21 @@ struct Options {
   bool require_fast_blas = false;
 };
 
+nlohmann::json cuda_json(const nmt::runtime::CudaInfo& cuda) {
+  nlohmann::json devices = nlohmann::json::array();
+  for (const auto& device : cuda.devices) {
+    devices.push_back(
+        {{"index", device.index},
+         {"name", device.name},
+         {"capability", fmt::format("{}.{}", device.capability_major, device.capability_minor)},
+         {"memory_gib", static_cast<double>(device.memory_bytes) / (1 << 30)},
+         {"multiprocessors", device.multiprocessors}});
+  }
+  return {{"built", cuda.built},         {"runtime", cuda.runtime_version},
+          {"cudnn", cuda.cudnn_version}, {"c10d_nccl", cuda.c10d_nccl},
+          {"nccl", cuda.nccl_version},   {"devices", devices}};
+}
+
 nlohmann::json collect(const Options& options) {
   if (options.threads > 0) at::set_num_threads(options.threads);
   const auto device = nmt::runtime::select_device(options.device);
@@ -37,10 +52,11 @@ nlohmann::json collect(const Options& options) {
   H5get_libversion(&h5_major, &h5_minor, &h5_release);
   nlohmann::json info;
   info["libtorch"] = TORCH_VERSION;
+  info["libtorch_line"] = NMT_LIBTORCH_LINE;
+  info["cuda"] = cuda_json(nmt::runtime::cuda_info());
   info["blas"] = {{"backend", blas.name}, {"library", blas.library}};
   info["intra_op_threads"] = at::get_num_threads();
   info["device"] = nmt::runtime::describe_device(device);
-  info["cuda_devices"] = torch::cuda::device_count();
   info["mpi"] = nmt::dist::MpiContext::library_version();
   info["hdf5"] = fmt::format("{}.{}.{}", h5_major, h5_minor, h5_release);
   info["sqlite"] = sqlite3_libversion();
@@ -53,6 +69,20 @@ nlohmann::json collect(const Options& options) {
   return info;
 }
 
+std::string describe_cuda(const nlohmann::json& cuda) {
+  if (!cuda["built"].get<bool>()) return "not built (CPU LibTorch)";
+  auto text = fmt::format("runtime {}, cuDNN {}, c10d NCCL {}", cuda["runtime"].get<std::string>(),
+                          cuda["cudnn"].get<std::string>(),
+                          cuda["c10d_nccl"].get<bool>() ? cuda["nccl"].get<std::string>() : "no");
+  if (cuda["devices"].empty()) return text + "; no GPU visible";
+  for (const auto& device : cuda["devices"]) {
+    text += fmt::format("; cuda:{} {} (sm {}, {:.0f} GiB)", device["index"].get<int>(),
+                        device["name"].get<std::string>(), device["capability"].get<std::string>(),
+                        device["memory_gib"].get<double>());
+  }
+  return text;
+}
+
 void print_text(const nlohmann::json& info) {
   for (const auto& [key, value] : info.items()) {
     if (key == "blas") {
@@ -62,6 +92,8 @@ void print_text(const nlohmann::json& info) {
       std::cout << fmt::format("{:<18} {:.1f} GFLOP/s (fp32 {}x{} product)\n", key,
                                value.get<double>(), info["matmul_size"].get<int>(),
                                info["matmul_size"].get<int>());
+    } else if (key == "cuda") {
+      std::cout << fmt::format("{:<18} {}\n", key, describe_cuda(value));
     } else if (key != "matmul_size") {
       std::cout << fmt::format("{:<18} {}\n", key,
                                value.is_string() ? value.get<std::string>() : value.dump());

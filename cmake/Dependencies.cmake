@@ -1,8 +1,10 @@
 # Finds the whole dependency stack. Every dependency that is missing stops configure with the
 # Debian package that provides it; `jobs/setup.sh` installs all of them.
 #
-# LibTorch is found through find_package(Torch), so a cluster user can point the same build at a
-# CUDA LibTorch with -DCMAKE_PREFIX_PATH=/path/to/libtorch.
+# LibTorch is found through find_package(Torch). Two lines are built and tested (jobs/build.sh
+# --libtorch): Debian's libtorch-dev 1.13 (CPU) and the current CUDA LibTorch pinned in
+# jobs/libtorch-current.txt; a cluster user can point the same build at any other LibTorch with
+# -DCMAKE_PREFIX_PATH=/path/to/libtorch.
 
 set(NMT_MISSING_PACKAGES "")
 macro(nmt_require found debian_package what)
@@ -14,8 +16,32 @@ macro(nmt_require found debian_package what)
 endmacro()
 
 find_package(Threads REQUIRED)
+set(NMT_LIBTORCH_LINE "debian" CACHE STRING
+    "LibTorch line: debian (libtorch-dev) or current (jobs/libtorch-current.txt, via jobs/build.sh)")
+set_property(CACHE NMT_LIBTORCH_LINE PROPERTY STRINGS debian current)
+# A CUDA LibTorch's config enables CUDA and compiles a GPU probe unless told which architectures to
+# build for; nothing here compiles CUDA sources, so name the lent machines' H200 (sm_90).
+if(NOT DEFINED ENV{TORCH_CUDA_ARCH_LIST} AND NOT DEFINED TORCH_CUDA_ARCH_LIST)
+  set(TORCH_CUDA_ARCH_LIST "9.0")
+endif()
 find_package(Torch QUIET)
 nmt_require(Torch_FOUND libtorch-dev "LibTorch (TorchConfig.cmake; for CUDA pass -DCMAKE_PREFIX_PATH=<libtorch>)")
+set(NMT_TORCH_HAS_CUDA OFF)
+if(TORCH_CUDA_LIBRARIES OR TARGET torch_cuda)
+  set(NMT_TORCH_HAS_CUDA ON)
+endif()
+if(Torch_FOUND AND NMT_LIBTORCH_LINE STREQUAL "current")
+  file(STRINGS "${PROJECT_SOURCE_DIR}/jobs/libtorch-current.txt" _nmt_pin REGEX "^torch==")
+  string(REGEX REPLACE "^torch==([^ ]+).*" "\\1" _nmt_pin "${_nmt_pin}")
+  if(NOT Torch_VERSION VERSION_EQUAL _nmt_pin OR NOT NMT_TORCH_HAS_CUDA)
+    message(FATAL_ERROR "NMT_LIBTORCH_LINE=current expects the CUDA LibTorch ${_nmt_pin} pinned in "
+                        "jobs/libtorch-current.txt, found ${Torch_VERSION} (CUDA: "
+                        "${NMT_TORCH_HAS_CUDA}) in ${TORCH_INSTALL_PREFIX}. Build it with "
+                        "jobs/build.sh --libtorch current.")
+  endif()
+elseif(NOT NMT_LIBTORCH_LINE STREQUAL "debian")
+  message(FATAL_ERROR "NMT_LIBTORCH_LINE must be debian or current, not '${NMT_LIBTORCH_LINE}'")
+endif()
 
 find_package(MPI QUIET COMPONENTS C)
 nmt_require(MPI_C_FOUND libopenmpi-dev "Open MPI (mpicc and headers)")
@@ -32,6 +58,20 @@ nmt_require(SQLiteCpp_FOUND libsqlitecpp-dev "SQLiteCpp")
 
 find_package(fmt QUIET)
 nmt_require(fmt_FOUND libfmt-dev "fmt")
+# A LibTorch 2.x distribution ships fmt headers of its own (torch/include/fmt: fmt 12 in 2.11). Its
+# include folder precedes /usr/include on every command line, so they would shadow the fmt that
+# libfmt.so and spdlog are built with. Project targets see that fmt first instead, through a folder
+# that holds only a link to it (nmt_project_target adds it).
+set(NMT_FMT_FIRST_DIR "")
+if(Torch_FOUND AND fmt_FOUND AND EXISTS "${TORCH_INSTALL_PREFIX}/include/fmt")
+  get_target_property(_nmt_fmt_includes fmt::fmt INTERFACE_INCLUDE_DIRECTORIES)
+  find_path(NMT_FMT_INCLUDE_DIR fmt/format.h PATHS ${_nmt_fmt_includes} /usr/include
+            NO_DEFAULT_PATH)
+  set(NMT_FMT_FIRST_DIR "${CMAKE_BINARY_DIR}/fmt-first")
+  file(MAKE_DIRECTORY "${NMT_FMT_FIRST_DIR}")
+  file(CREATE_LINK "${NMT_FMT_INCLUDE_DIR}/fmt" "${NMT_FMT_FIRST_DIR}/fmt" SYMBOLIC)
+  message(STATUS "fmt: ${NMT_FMT_INCLUDE_DIR}/fmt ahead of LibTorch's bundled copy")
+endif()
 find_package(spdlog QUIET)
 nmt_require(spdlog_FOUND libspdlog-dev "spdlog")
 find_package(yaml-cpp QUIET)
@@ -75,4 +115,5 @@ if(NMT_MISSING_PACKAGES)
                       "or run jobs/setup.sh.")
 endif()
 
-message(STATUS "LibTorch ${Torch_VERSION} from ${TORCH_INSTALL_PREFIX}")
+message(STATUS "LibTorch ${Torch_VERSION} (line ${NMT_LIBTORCH_LINE}, CUDA ${NMT_TORCH_HAS_CUDA}) "
+               "from ${TORCH_INSTALL_PREFIX}")

@@ -1,15 +1,21 @@
 #!/usr/bin/env bash
 # The test command: installs what is missing, builds (warnings are errors), runs every test.
-# Extra arguments go to ctest, e.g. jobs/test.sh -R Vocabulary
+#   jobs/test.sh                     against Debian's LibTorch 1.13, in build/
+#   jobs/test.sh --libtorch current  against the pinned CUDA LibTorch, in build-current/ (tests
+#                                    that need a GPU compile and skip without one)
+# Other arguments go to ctest, e.g. jobs/test.sh -R Vocabulary, or --repeat until-fail:3.
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+source "$root/jobs/libtorch_line.sh"
+parse_libtorch_line "$@"
+set -- "${NMT_REST_ARGS[@]+"${NMT_REST_ARGS[@]}"}"
 "$root/jobs/setup.sh"
-build=${NMT_BUILD_DIR:-$root/build}
+build=${NMT_BUILD_DIR:-$root/$(libtorch_build_dir "$NMT_LIBTORCH_LINE")}
 if [[ ! -f "$build/CMakeCache.txt" ]]; then
-  NMT_BUILD_DIR=$build "$root/jobs/build.sh" -DNMT_WERROR=ON
+  NMT_BUILD_DIR=$build "$root/jobs/build.sh" --libtorch "$NMT_LIBTORCH_LINE" -DNMT_WERROR=ON
 else
-  NMT_BUILD_DIR=$build "$root/jobs/build.sh"
+  NMT_BUILD_DIR=$build "$root/jobs/build.sh" --libtorch "$NMT_LIBTORCH_LINE"
 fi
 start=$(date +%s)
 ctest --test-dir "$build" --output-on-failure --parallel "$(nproc)" "$@"
-echo "tests: done in $(( $(date +%s) - start )) s"
+echo "tests: done in $(($(date +%s) - start)) s ($build, LibTorch line $NMT_LIBTORCH_LINE)"

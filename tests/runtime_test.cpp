@@ -5,8 +5,11 @@
 #include <ATen/ops/tensor.h>
 #include <torch/cuda.h>
 
+#include <regex>
+
 #include "test_utils.h"
 #include "trainer/runtime/blas_backend.h"
+#include "trainer/runtime/cuda_info.h"
 #include "trainer/runtime/device.h"
 
 namespace nmt::runtime {
@@ -35,7 +38,8 @@ TEST(Runtime, BlasBackendIsOptimised) {
   EXPECT_FALSE(backend.is_reference()) << "LibTorch runs on the reference BLAS (" << backend.library
                                        << "): install libopenblas0-pthread";
   EXPECT_NE(backend.name, "reference");
-  // A statically linked MKL (pip-style LibTorch) shows no library; anything else names one.
+  // A statically linked MKL (PyPI's LibTorch) names the library that holds it (libtorch_cpu.so);
+  // only an unrecognised statically linked BLAS shows none.
   if (backend.name != "unknown") {
     EXPECT_FALSE(backend.library.empty());
   }
@@ -53,6 +57,32 @@ TEST(Runtime, DeviceSelectionAtRunTime) {
   NMT_EXPECT_THROW_WITH(select_device("tpu"), std::invalid_argument, "unknown device 'tpu'");
   if (!torch::cuda::is_available()) {
     NMT_EXPECT_THROW_WITH(select_device("cuda"), std::invalid_argument, "CUDA is not available");
+  }
+}
+
+// What CMake saw in this LibTorch (NMT_TORCH_HAS_CUDA, NMT_HAVE_C10D_NCCL) is what the running
+// binary finds: a CUDA LibTorch whose CUDA library were dropped at link time would report no CUDA.
+TEST(Runtime, CudaInfoMatchesTheLibTorchBuiltAgainst) {
+  const auto info = cuda_info();
+  EXPECT_EQ(info.built, NMT_EXPECT_CUDA_BUILD != 0);
+  EXPECT_EQ(info.c10d_nccl, NMT_EXPECT_C10D_NCCL != 0);
+  if (info.built) {
+    EXPECT_TRUE(std::regex_match(info.runtime_version, std::regex("[0-9]+\\.[0-9]+")))
+        << info.runtime_version;
+  } else {
+    EXPECT_EQ(info.runtime_version, "");
+  }
+  if (info.c10d_nccl) {
+    EXPECT_TRUE(std::regex_match(info.nccl_version, std::regex("[0-9]+\\.[0-9]+\\.[0-9]+")))
+        << info.nccl_version;
+  } else {
+    EXPECT_EQ(info.nccl_version, "");
+  }
+  ASSERT_EQ(info.devices.size(), torch::cuda::device_count());
+  for (const auto& device : info.devices) {
+    EXPECT_FALSE(device.name.empty());
+    EXPECT_GT(device.memory_bytes, 0);
+    EXPECT_GT(device.capability_major, 0);
   }
 }
 

@@ -26,6 +26,9 @@ class DeviceCollective {
 // Whether this build can create one (compiled against a LibTorch with c10d NCCL).
 bool nccl_available();
 
+// The version of the NCCL library loaded ("2.28.9"); "" when !nccl_available().
+std::string nccl_version();
+
 // NCCL over all ranks of `comm` (bootstrapped through a c10d TCPStore on rank 0, whose port goes
 // out by MPI broadcast). `timeout_s` bounds each collective, as the hang timeout does for MPI.
 // Throws when !nccl_available().

@@ -9,6 +9,10 @@ bool nccl_available() {
   return false;
 }
 
+std::string nccl_version() {
+  return "";
+}
+
 std::unique_ptr<DeviceCollective> make_nccl_collective(const Communicator&, double) {
   throw std::runtime_error(
       "dist.backend nccl: this build's LibTorch has no c10d NCCL process group (CMake reported "

@@ -68,6 +68,10 @@ bool nccl_available() {
   return true;
 }
 
+std::string nccl_version() {
+  return c10d::getNcclVersion();
+}
+
 std::unique_ptr<DeviceCollective> make_nccl_collective(const Communicator& comm, double timeout_s) {
   return std::make_unique<NcclCollective>(comm, timeout_s);
 }

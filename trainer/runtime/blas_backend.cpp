@@ -54,6 +54,14 @@ BlasBackend detect_blas_backend() {
     const std::string real = ec ? path : resolved.string();
     return BlasBackend{classify(real), real};
   }
+  // PyPI's LibTorch links MKL statically into libtorch_cpu.so and exports MKL's version query.
+  if (void* address = dlsym(RTLD_DEFAULT, "MKL_Get_Version_String")) {
+    Dl_info info{};
+    if (dladdr(address, &info) != 0 && info.dli_fname != nullptr) {
+      return BlasBackend{"mkl", info.dli_fname};
+    }
+    return BlasBackend{"mkl", ""};
+  }
   return BlasBackend{"unknown", ""};
 }
 

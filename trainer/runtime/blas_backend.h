@@ -10,12 +10,13 @@ namespace nmt::runtime {
 
 struct BlasBackend {
   std::string name;     // "openblas", "mkl", "blis", "reference", or "unknown"
-  std::string library;  // resolved path of the loaded BLAS shared library, empty if none found
+  std::string library;  // resolved path of the loaded library that holds the BLAS, empty if none
   bool is_reference() const { return name == "reference"; }
 };
 
 // Inspects the shared libraries loaded into this process (after resolving symlinks such as
-// /etc/alternatives). A LibTorch that links MKL statically reports "unknown" with no library.
+// /etc/alternatives). A LibTorch that links MKL statically (PyPI's) reports "mkl" with the
+// library that holds it; one that links another BLAS statically reports "unknown".
 BlasBackend detect_blas_backend();
 
 // Measured single-precision matrix-multiply throughput in GFLOP/s: the best of `repeats` timed

@@ -1,0 +1,84 @@
+#!/usr/bin/env bash
+# Fetches the current LibTorch line (pinned in jobs/libtorch-current.txt) into an ignored cache and
+# prints its prefix (the folder holding torch/ and nvidia/, laid out as in site-packages, so the
+# wheel's own RUNPATHs, $ORIGIN/../../nvidia/..., find the CUDA libraries fetched beside it).
+# Idempotent: a complete cache for the same pin is reused at once.
+#
+# Environment (all optional):
+#   NMT_LIBTORCH_CACHE      cache folder (default .cache/libtorch in the checkout)
+#   NMT_LIBTORCH_CUDA_LIBS  toolkit (default): only the CUDA libraries the CUDA 13.0 toolkit lacks
+#                           (cuSPARSELt, NVSHMEM, cuFile) come from PyPI, the rest from the
+#                           toolkit; wheel: every CUDA library from the wheel's dependencies (for
+#                           machines without the toolkit; ~2.7 GB instead of ~0.76 GB)
+# Progress and timings go to stderr; stdout is the prefix alone.
+set -euo pipefail
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+pins=$root/jobs/libtorch-current.txt
+cache=${NMT_LIBTORCH_CACHE:-$root/.cache/libtorch}
+cuda_libs=${NMT_LIBTORCH_CUDA_LIBS:-toolkit}
+say() { echo "fetch_libtorch: $*" >&2; }
+
+torch_pin=$(sed -n 's/^torch==\([^ ]*\).*/\1/p' "$pins")
+[[ -n "$torch_pin" ]] || { say "no torch==VERSION line in $pins"; exit 1; }
+case "$cuda_libs" in
+  toolkit | wheel) ;;
+  *) say "NMT_LIBTORCH_CUDA_LIBS must be toolkit or wheel, not '$cuda_libs'"; exit 1 ;;
+esac
+# The stamp names the exact pins, so editing the pin file refetches.
+stamp_value="$(sha256sum "$pins" | cut -c1-16)-$cuda_libs"
+prefix=$cache/$torch_pin-$cuda_libs
+if [[ -f "$prefix/.complete" && "$(cat "$prefix/.complete")" == "$stamp_value" ]]; then
+  echo "$prefix"
+  exit 0
+fi
+
+python=
+for candidate in python3 /usr/bin/python3; do
+  if "$candidate" -m pip --version >/dev/null 2>&1; then python=$candidate; break; fi
+done
+[[ -n "$python" ]] || { say "needs pip (apt-get install python3-pip, or run jobs/setup.sh)"; exit 1; }
+
+mkdir -p "$cache"
+work=$(mktemp -d "$cache/.fetch-XXXXXX")
+trap 'rm -rf "$work"' EXIT
+# The wheels are the same C++ distribution for every Python; ask for one tag so that the hashes
+# pinned above match whatever interpreter runs pip.
+wheel_tags=(--only-binary=:all: --python-version 3.11 --implementation cp --abi cp311
+            --platform manylinux_2_28_x86_64 --platform manylinux_2_27_x86_64
+            --platform manylinux2014_x86_64)
+start=$(date +%s)
+say "downloading torch $torch_pin ($cuda_libs CUDA libraries) into $work"
+if [[ "$cuda_libs" == toolkit ]]; then
+  "$python" -m pip download --quiet --no-deps --require-hashes -r "$pins" "${wheel_tags[@]}" \
+    -d "$work/wheels" >&2
+else
+  "$python" -m pip download --quiet "torch==$torch_pin" "${wheel_tags[@]}" -d "$work/wheels" >&2
+fi
+downloaded=$(du -sm "$work/wheels" | cut -f1)
+fetched=$(date +%s)
+say "downloaded ${downloaded} MB in $((fetched - start)) s"
+
+# Only what a C++ build links and loads: torch's headers, libraries and CMake files, and the
+# NVIDIA libraries (no Python modules, no Triton).
+"$python" - "$work/wheels" "$work/tree" <<'PY'
+import pathlib, sys, zipfile
+wheels, tree = pathlib.Path(sys.argv[1]), pathlib.Path(sys.argv[2])
+keep_torch = ("torch/lib/", "torch/include/", "torch/share/")
+for wheel in sorted(wheels.glob("*.whl")):
+    name = wheel.name.lower()
+    if not (name.startswith("torch-") or name.startswith("nvidia_")):
+        continue
+    with zipfile.ZipFile(wheel) as archive:
+        for member in archive.namelist():
+            wanted = member.startswith(keep_torch) if name.startswith("torch-") else (
+                member.startswith("nvidia/") and "/lib/" in member)
+            if wanted and not member.endswith("/"):
+                archive.extract(member, tree)
+PY
+[[ -f "$work/tree/torch/share/cmake/Torch/TorchConfig.cmake" ]] ||
+  { say "the torch wheel held no share/cmake/Torch/TorchConfig.cmake"; exit 1; }
+echo "$stamp_value" >"$work/tree/.complete"
+rm -rf "$prefix"
+mv "$work/tree" "$prefix"
+say "extracted $(du -sm "$prefix" | cut -f1) MB in $(($(date +%s) - fetched)) s: $prefix"
+echo "$prefix"

@@ -1,0 +1,10 @@
+// This LibTorch has no CUDA: there are no GPUs to describe.
+#include "trainer/runtime/cuda_info.h"
+
+namespace nmt::runtime {
+
+std::vector<CudaDevice> cuda_devices() {
+  return {};
+}
+
+}  // namespace nmt::runtime

@@ -1,0 +1,44 @@
+#include "trainer/runtime/cuda_info.h"
+
+#include <ATen/detail/CUDAHooksInterface.h>
+#include <fmt/format.h>
+
+#include "trainer/dist/device_collective.h"
+
+namespace nmt::runtime {
+namespace {
+
+// CUDA's and cuDNN's version numbers: 13000 -> "13.0", 91900 -> "9.19.0".
+std::string cuda_version_string(long version) {
+  return fmt::format("{}.{}", version / 1000, (version % 1000) / 10);
+}
+std::string cudnn_version_string(long version) {
+  return fmt::format("{}.{}.{}", version / 10000, (version % 10000) / 100, version % 100);
+}
+
+}  // namespace
+
+CudaInfo cuda_info() {
+  CudaInfo info;
+  const auto& hooks = at::detail::getCUDAHooks();
+  // Without LibTorch's CUDA library the hooks are the stubs, whose version queries throw.
+  try {
+    info.runtime_version = cuda_version_string(hooks.versionCUDART());
+    info.built = true;
+  } catch (const std::exception&) {
+    return info;
+  }
+  if (hooks.hasCuDNN()) {
+    try {
+      info.cudnn_version = cudnn_version_string(hooks.versionCuDNN());
+    } catch (const std::exception&) {
+      // a CUDA build without cuDNN: leave it empty
+    }
+  }
+  info.c10d_nccl = dist::nccl_available();
+  info.nccl_version = dist::nccl_version();
+  info.devices = cuda_devices();
+  return info;
+}
+
+}  // namespace nmt::runtime
