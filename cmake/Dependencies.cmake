@@ -24,6 +24,9 @@ set_property(CACHE NMT_LIBTORCH_LINE PROPERTY STRINGS debian current)
 if(NOT DEFINED ENV{TORCH_CUDA_ARCH_LIST} AND NOT DEFINED TORCH_CUDA_ARCH_LIST)
   set(TORCH_CUDA_ARCH_LIST "9.0")
 endif()
+# It also enables CUDA, and under CMP0104's NEW behaviour CMake then sets CMAKE_CUDA_ARCHITECTURES,
+# which LibTorch's config ignores with a warning.
+cmake_policy(SET CMP0104 OLD)
 find_package(Torch QUIET)
 nmt_require(Torch_FOUND libtorch-dev "LibTorch (TorchConfig.cmake; for CUDA pass -DCMAKE_PREFIX_PATH=<libtorch>)")
 set(NMT_TORCH_HAS_CUDA OFF)

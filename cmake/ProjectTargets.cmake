@@ -13,6 +13,11 @@ function(nmt_project_target target)
   endif()
   target_compile_options(${target} PRIVATE ${NMT_WARNINGS})
   target_compile_features(${target} PUBLIC cxx_std_17)
+  # PyPI's LibTorch exports copies of newer libstdc++ symbols that its build toolchain linked in
+  # statically (std::filesystem, std::chrono::tzdb; pytorch/pytorch#133437). A binary that lists
+  # libtorch before libstdc++ binds its own calls to those copies: std::filesystem::remove_all
+  # jumped to address 0. Naming libstdc++ first binds them to the system's library.
+  target_link_options(${target} PRIVATE "LINKER:--push-state,--no-as-needed,-lstdc++,--pop-state")
 endfunction()
 
 # LibTorch headers are the slowest part of the build: every target that uses them shares one
