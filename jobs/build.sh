@@ -20,9 +20,27 @@ if [[ "$NMT_LIBTORCH_LINE" == current ]]; then
   line_args=(-DNMT_LIBTORCH_LINE=current "-DCMAKE_PREFIX_PATH=$prefix/torch")
 fi
 
+# A folder configured for the other line is not silently switched (its cache would mix the two).
+if [[ -f "$build/CMakeCache.txt" ]]; then
+  configured=$(sed -n 's/^NMT_LIBTORCH_LINE:[A-Z]*=//p' "$build/CMakeCache.txt")
+  if [[ "${configured:-debian}" != "$NMT_LIBTORCH_LINE" ]]; then
+    echo "build: $build is configured for the LibTorch line '${configured:-debian}', not" \
+      "'$NMT_LIBTORCH_LINE'; choose another NMT_BUILD_DIR or remove that folder" >&2
+    exit 2
+  fi
+fi
+
 generator=()
 command -v ninja >/dev/null 2>&1 && generator=(-G Ninja)
-if [[ ! -f "$build/CMakeCache.txt" || $# -gt 0 ]]; then
+reconfigure=0
+[[ ! -f "$build/CMakeCache.txt" || $# -gt 0 ]] && reconfigure=1
+# A new pin in jobs/libtorch-current.txt is a new prefix: configure again against it.
+if [[ "$NMT_LIBTORCH_LINE" == current && -f "$build/CMakeCache.txt" ]] &&
+  ! grep -qxF "CMAKE_PREFIX_PATH:UNINITIALIZED=$prefix/torch" "$build/CMakeCache.txt" &&
+  ! grep -qxF "CMAKE_PREFIX_PATH:PATH=$prefix/torch" "$build/CMakeCache.txt"; then
+  reconfigure=1
+fi
+if ((reconfigure)); then
   cmake -S "$root" -B "$build" "${generator[@]}" -DCMAKE_BUILD_TYPE=Release "${line_args[@]}" "$@"
 fi
 start=$(date +%s)

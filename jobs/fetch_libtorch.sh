@@ -43,9 +43,12 @@ work=$(mktemp -d "$cache/.fetch-XXXXXX")
 trap 'rm -rf "$work"' EXIT
 # The wheels are the same C++ distribution for every Python; ask for one tag so that the hashes
 # pinned above match whatever interpreter runs pip.
-wheel_tags=(--only-binary=:all: --python-version 3.11 --implementation cp --abi cp311
-            --platform manylinux_2_28_x86_64 --platform manylinux_2_27_x86_64
-            --platform manylinux2014_x86_64)
+# pip does not widen an explicit --platform to older manylinux tags: list those the wheels use.
+wheel_tags=(--only-binary=:all: --python-version 3.11 --implementation cp --abi cp311)
+for platform in manylinux_2_28 manylinux_2_27 manylinux_2_25 manylinux_2_24 manylinux_2_18 \
+  manylinux_2_17 manylinux2014 manylinux2010 manylinux_2_12 manylinux1 manylinux_2_5; do
+  wheel_tags+=(--platform "${platform}_x86_64")
+done
 start=$(date +%s)
 say "downloading torch $torch_pin ($cuda_libs CUDA libraries) into $work"
 if [[ "$cuda_libs" == toolkit ]]; then

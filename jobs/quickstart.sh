@@ -10,12 +10,15 @@
 #   NMT_QUICKSTART_SET    extra "--set key=value" arguments for nmt-train (the CTest uses it)
 #   NMT_VOCAB_SIZE        joint BPE size (default 8000)
 #   NMT_AVERAGE_LAST      checkpoints to average (default 5)
+#   NMT_LIBTORCH_LINE     debian (build/) or current (build-current/; see jobs/build.sh); default
+#                         LINE_DEFAULT
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 data=$(realpath -m "${NMT_DATA_DIR:-$root/../shared/data/multi30k}")
 work=$(realpath -m "${NMT_WORK_DIR:-$root/runs}")
 config=${NMT_QUICKSTART_CONFIG:-$root/configs/multi30k-quick.yaml}
 vocab=${NMT_VOCAB_SIZE:-8000}
+line=${NMT_LIBTORCH_LINE:-LINE_DEFAULT}
 shards=$work/data/multi30k-bpe$vocab
 run_name=quickstart-$(date +%Y%m%d-%H%M%S)
 run_dir=$work/$run_name
@@ -26,9 +29,10 @@ fail() { echo "quickstart: FAILED at $*" >&2; exit 1; }
 
 stage "1/8 set-up"
 "$root/jobs/setup.sh" || fail "set-up"
-stage "2/8 build"
-"$root/jobs/build.sh" || fail "build"
-bin=${NMT_BUILD_DIR:-$root/build}/apps
+stage "2/8 build (LibTorch line $line)"
+"$root/jobs/build.sh" --libtorch "$line" || fail "build"
+source "$root/jobs/libtorch_line.sh"
+bin=${NMT_BUILD_DIR:-$root/$(libtorch_build_dir "$line")}/apps
 for split in train val test_2016_flickr; do
   for lang in en de; do
     [[ -f "$data/$split.$lang.gz" ]] || fail "data: missing $data/$split.$lang.gz (set NMT_DATA_DIR)"
