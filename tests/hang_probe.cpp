@@ -3,11 +3,13 @@
 // mpirun by tests/scripts/hang_probe_test.sh, which checks the job's exit and message:
 //   slow-root: rank 0 works alone for 3x the hang timeout before the barrier; the others must
 //              wait for it (long limit) and the job exits 0.
-//   late-peer: rank 1 reaches the barrier 20 s late; rank 0 keeps the short limit inside the
+//   late-peer: rank 1 reaches the barrier 45 s late; rank 0 keeps the short limit inside the
 //              LongWait and must abort the job within seconds naming rank 1.
 //   frozen-root (3 ranks): rank 0 reaches the barrier and prints its pid; the script freezes it
-//              there (SIGSTOP) while rank 2 is still 4 s away. Rank 0 has arrived, so the others
+//              there (SIGSTOP) while rank 2 is still 8 s away. Rank 0 has arrived, so the others
 //              must not give it the long limit: they abort within seconds naming it silent.
+// The late ranks stay away long enough for a loaded machine: rank 1 of late-peer past the time
+// the script allows for the abort (30 s), rank 2 of frozen-root past the freeze.
 
 #include <unistd.h>
 
@@ -36,9 +38,9 @@ int main(int argc, char** argv) {
   world.set_step(1);
   world.barrier();  // everyone up and watching
   if ((slow_root && world.is_root()) || (late_peer && world.rank() == 1)) {
-    std::this_thread::sleep_for(std::chrono::seconds(slow_root ? 6 : 20));
+    std::this_thread::sleep_for(std::chrono::seconds(slow_root ? 6 : 45));
   }
-  if (frozen_root && world.rank() == 2) std::this_thread::sleep_for(std::chrono::seconds(4));
+  if (frozen_root && world.rank() == 2) std::this_thread::sleep_for(std::chrono::seconds(8));
   if (frozen_root && world.is_root())
     std::cout << "rank 0 at the barrier, pid " << getpid() << std::endl;
   {

@@ -156,13 +156,15 @@ TEST(TrackerDaemon, StalledClientsBlockNobodyAndAreDropped) {
                                    : "POST /api/runs HTTP/1.1\r\nHost: x\r\n"
                                      "Content-Length: 100\r\n\r\n{\"experiment\"");
   }
+  // Clients stuck behind the stalled ones would wait for the 2 s read timeout; the bounds leave
+  // a loaded machine its slack on either side of it.
   const auto start = Clock::now();
   for (int i = 0; i < 20; ++i) EXPECT_EQ(Connection(daemon.port()).get("/api/health").status, 200);
-  EXPECT_LT(seconds_since(start), 1.0) << "healthy clients waited behind stalled ones";
+  EXPECT_LT(seconds_since(start), 1.5) << "healthy clients waited behind stalled ones";
   for (auto& socket : stalled) EXPECT_TRUE(socket->closed_within(std::chrono::seconds(5)));
   const double dropped_after = seconds_since(stalled_at);
   EXPECT_GT(dropped_after, 1.5);
-  EXPECT_LT(dropped_after, 4.0);
+  EXPECT_LT(dropped_after, 5.0);
 }
 
 TEST(TrackerDaemon, RefusesNonLoopbackBindWithoutToken) {
@@ -199,7 +201,9 @@ TEST(TrackerDaemon, SigtermExitsZeroPromptlyAndKeepsTheData) {
     ASSERT_EQ(idle.post(metrics_path(run), metric_batch(0, 0, 0, 50)).status, 200);
     const auto start = Clock::now();
     const int status = daemon.signal_and_wait(SIGTERM);
-    EXPECT_LT(seconds_since(start), 2.0);
+    // Far below the 30 s read timeout the idle client would otherwise hold it for; closing the
+    // database checkpoints its WAL with an fsync, which a loaded machine can make slow.
+    EXPECT_LT(seconds_since(start), 5.0);
     ASSERT_TRUE(WIFEXITED(status)) << daemon.log();
     EXPECT_EQ(WEXITSTATUS(status), 0) << daemon.log();
     EXPECT_FALSE(std::filesystem::exists(daemon.port_file()));
@@ -235,8 +239,9 @@ TEST(TrackerDaemon, SigkillLosesNoAcknowledgedBatch) {
         // The daemon died under us: what was acknowledged is what counts.
       }
     });
-    // Kill mid-stream; the deadline only guards against an ingest thread that stopped early.
-    const auto deadline = Clock::now() + std::chrono::seconds(10);
+    // Kill mid-stream; the deadline only guards against an ingest thread that stopped early, and
+    // leaves a loaded machine time to commit 40 batches.
+    const auto deadline = Clock::now() + std::chrono::seconds(60);
     while (acked < 40 && Clock::now() < deadline) {
       std::this_thread::sleep_for(std::chrono::milliseconds(1));
     }
@@ -364,7 +369,7 @@ TEST_F(InProcessServer, HandlerExceptionIs500AndClosesOnlyThatConnection) {
   const auto reply = victim.get("/boom");
   EXPECT_EQ(reply.status, 500);
   EXPECT_FALSE(reply.keep_alive);
-  EXPECT_TRUE(victim.socket().closed_within(std::chrono::seconds(2)));
+  EXPECT_TRUE(victim.socket().closed_within(std::chrono::seconds(5)));  // not after 30 s
   EXPECT_EQ(bystander.get("/after").status, 200);
   EXPECT_EQ(server_->requests_served(), 3u);
 }
@@ -386,10 +391,10 @@ TEST_F(InProcessServer, StopLetsTheInFlightRequestFinish) {
   server_->stop();
   const auto reply = busy.read_reply();
   EXPECT_EQ(reply.status, 200);
-  EXPECT_FALSE(reply.keep_alive);  // answered, then closed
-  EXPECT_TRUE(idle.socket().closed_within(std::chrono::seconds(1)));
-  EXPECT_THROW(Connection{port()}, std::system_error);  // no longer accepting
-  EXPECT_TRUE(stop_within(std::chrono::seconds(2)));
+  EXPECT_FALSE(reply.keep_alive);                                     // answered, then closed
+  EXPECT_TRUE(idle.socket().closed_within(std::chrono::seconds(5)));  // not after 30 s
+  EXPECT_THROW(Connection{port()}, std::system_error);                // no longer accepting
+  EXPECT_TRUE(stop_within(std::chrono::seconds(5)));
 }
 
 }  // namespace

@@ -48,7 +48,8 @@ bleu=$("$python" -c "import json; print([m['score'] for m in json.load(open('$ru
 port_file=$work/port
 "$build/apps/nmt-trackerd" --db "$work/runs/tracker.db" --port 0 --port-file "$port_file" --log-level warn &
 pid=$!
-for _ in $(seq 1 50); do [[ -s "$port_file" ]] && break; sleep 0.1; done
+for _ in $(seq 1 300); do [[ -s "$port_file" ]] && break; sleep 0.1; done
+[[ -s "$port_file" ]] || fail "nmt-trackerd wrote no port file within 30 s"
 "$build/apps/nmt-tracker" --port-file "$port_file" runs --experiment quickstart --json > "$work/runs.json"
 run_id=$("$python" -c "import json; print(json.load(open('$work/runs.json'))['runs'][0]['run_id'])")
 "$build/apps/nmt-tracker" --port-file "$port_file" show "$run_id" --json > "$work/show.json"

@@ -22,8 +22,10 @@ args=(--data "$work/shards" --log-level warn
 
 "$train" "${args[@]}" --run-dir "$work/killed" > /dev/null &
 pid=$!
-for _ in $(seq 1 600); do
+# Up to 120 s for 30 steps: a loaded machine trains slowly.
+for _ in $(seq 1 2400); do
   [[ -f "$work/killed/checkpoints/step-00000030.h5" ]] && break
+  kill -0 "$pid" 2>/dev/null || break
   sleep 0.05
 done
 kill -9 "$pid" 2>/dev/null || true
@@ -31,6 +33,8 @@ wait "$pid" 2>/dev/null || true
 if [[ -f "$work/killed/checkpoints/step-00000120.h5" ]]; then
   echo "the run finished before it could be killed: the test proved nothing"; exit 1
 fi
+[[ -f "$work/killed/checkpoints/step-00000030.h5" ]] ||
+  { echo "FAIL: the run wrote no step-30 checkpoint (ended, or slower than 120 s)"; exit 1; }
 last=$(ls "$work/killed/checkpoints" | grep '^step-' | tail -1)
 echo "killed after $last"
 "$train" "${args[@]}" --run-dir "$work/killed" --resume > /dev/null

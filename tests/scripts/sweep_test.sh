@@ -26,7 +26,8 @@ source "$(dirname "${BASH_SOURCE[0]}")/tiny_shards.sh"
 make_tiny_shards "$bin/nmt-preprocess" "$data" "$work/shards"
 "$bin/nmt-trackerd" --db "$work/tracker.db" --port 0 --port-file "$work/port" --log-level warn &
 daemon=$!
-for _ in $(seq 1 100); do [[ -s "$work/port" ]] && break; sleep 0.1; done
+for _ in $(seq 1 300); do [[ -s "$work/port" ]] && break; sleep 0.1; done
+[[ -s "$work/port" ]] || { echo "FAIL: nmt-trackerd wrote no port file within 30 s"; exit 1; }
 
 cat > "$work/base.yaml" <<YAML
 model: {layers: 1, d_model: 32, d_ff: 64, heads: 2, d_k: 16, d_v: 16, dropout: 0.1, vocab_size: 400}
@@ -81,8 +82,11 @@ PY
 write_spec resumed 400
 "${sweep[@]}" --spec "$work/resumed.yaml" --sweep-dir "$work/resumed" > "$work/first.log" 2>&1 &
 sweep_pid=$!
-for _ in $(seq 1 1200); do
+# Up to 240 s: row 0 (400 steps, averaging, beam-search evaluation) runs first, slowly on a
+# loaded machine.
+for _ in $(seq 1 2400); do
   compgen -G "$work/resumed/01-A/train/checkpoints/step-*.h5" > /dev/null && break
+  kill -0 "$sweep_pid" 2>/dev/null || break
   sleep 0.1
 done
 # As a node loss would: the sweep and the tools it started (its children) die at once.
