@@ -10,15 +10,23 @@
 #   NMT_QUICKSTART_SET    extra "--set key=value" arguments for nmt-train (the CTest uses it)
 #   NMT_VOCAB_SIZE        joint BPE size (default 8000)
 #   NMT_AVERAGE_LAST      checkpoints to average (default 5)
-#   NMT_LIBTORCH_LINE     debian (build/) or current (build-current/; see jobs/build.sh); default
-#                         LINE_DEFAULT
+#   NMT_LIBTORCH_LINE     current (the default: build-current/, the pinned CUDA LibTorch, whose CPU
+#                         kernels trained 1.45-1.48x faster here than Debian's; bench/libtorch_lines.sh)
+#                         or debian (build/); --libtorch LINE on the command line says the same
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 data=$(realpath -m "${NMT_DATA_DIR:-$root/../shared/data/multi30k}")
 work=$(realpath -m "${NMT_WORK_DIR:-$root/runs}")
 config=${NMT_QUICKSTART_CONFIG:-$root/configs/multi30k-quick.yaml}
 vocab=${NMT_VOCAB_SIZE:-8000}
-line=${NMT_LIBTORCH_LINE:-LINE_DEFAULT}
+source "$root/jobs/libtorch_line.sh"
+if (($# > 0)); then
+  parse_libtorch_line "$@"
+  ((${#NMT_REST_ARGS[@]} == 0)) || { echo "quickstart: unknown arguments: ${NMT_REST_ARGS[*]}" >&2; exit 2; }
+  line=$NMT_LIBTORCH_LINE
+else
+  line=${NMT_LIBTORCH_LINE:-current}
+fi
 shards=$work/data/multi30k-bpe$vocab
 run_name=quickstart-$(date +%Y%m%d-%H%M%S)
 run_dir=$work/$run_name
@@ -31,7 +39,6 @@ stage "1/8 set-up"
 "$root/jobs/setup.sh" || fail "set-up"
 stage "2/8 build (LibTorch line $line)"
 "$root/jobs/build.sh" --libtorch "$line" || fail "build"
-source "$root/jobs/libtorch_line.sh"
 bin=${NMT_BUILD_DIR:-$root/$(libtorch_build_dir "$line")}/apps
 for split in train val test_2016_flickr; do
   for lang in en de; do

@@ -17,6 +17,7 @@ PACKAGES=(
   libsentencepiece-dev sentencepiece
   zlib1g-dev libssl-dev
   curl python3 python3-h5py   # h5py: tests read shards back as users will
+  clang-format                # jobs/format.sh --check, run by CI
   python3-pip                 # fetches the current LibTorch line (jobs/fetch_libtorch.sh)
 )
 
