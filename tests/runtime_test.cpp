@@ -2,6 +2,7 @@
 // reference BLAS is about 35x slower and must not be what the project runs on), device selection.
 
 #include <ATen/ops/matmul.h>
+#include <ATen/ops/randn.h>
 #include <ATen/ops/tensor.h>
 #include <torch/cuda.h>
 
@@ -11,6 +12,7 @@
 #include "trainer/runtime/blas_backend.h"
 #include "trainer/runtime/cuda_info.h"
 #include "trainer/runtime/device.h"
+#include "trainer/runtime/precision.h"
 
 namespace nmt::runtime {
 namespace {
@@ -90,6 +92,21 @@ TEST(Runtime, CudaDeviceSelection) {
   if (!torch::cuda::is_available()) GTEST_SKIP() << "no CUDA device";
   EXPECT_TRUE(select_device("cuda:0").is_cuda());
   EXPECT_THROW(select_device("cuda:999"), std::invalid_argument);
+}
+
+// The autocast API whose names changed in LibTorch 2.4 (precision.cpp): on a GPU, a matrix product
+// inside a bf16 or fp16 scope comes out in that type, and in fp32 again once the scope ends.
+TEST(Runtime, CudaAutocastScopeSetsTheMatmulType) {
+  if (!torch::cuda::is_available()) GTEST_SKIP() << "no CUDA device";
+  const auto a = at::randn({8, 8}, at::TensorOptions().device(c10::Device(c10::kCUDA, 0)));
+  for (const auto& [precision, type] :
+       {std::pair{"bf16", at::kBFloat16}, std::pair{"fp16", at::kHalf}}) {
+    {
+      AutocastScope scope(precision);
+      EXPECT_EQ(at::matmul(a, a).scalar_type(), type) << precision;
+    }
+    EXPECT_EQ(at::matmul(a, a).scalar_type(), at::kFloat) << "after the " << precision << " scope";
+  }
 }
 
 }  // namespace
