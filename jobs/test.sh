@@ -11,7 +11,8 @@ parse_libtorch_line "$@"
 set -- "${NMT_REST_ARGS[@]+"${NMT_REST_ARGS[@]}"}"
 "$root/jobs/setup.sh"
 build=${NMT_BUILD_DIR:-$root/$(libtorch_build_dir "$NMT_LIBTORCH_LINE")}
-if [[ ! -f "$build/CMakeCache.txt" ]]; then
+# Warnings are errors here, also in a folder that the quickstart configured without (a rebuild).
+if ! grep -qx 'NMT_WERROR:BOOL=ON' "$build/CMakeCache.txt" 2>/dev/null; then
   NMT_BUILD_DIR=$build "$root/jobs/build.sh" --libtorch "$NMT_LIBTORCH_LINE" -DNMT_WERROR=ON
 else
   NMT_BUILD_DIR=$build "$root/jobs/build.sh" --libtorch "$NMT_LIBTORCH_LINE"
