@@ -4,9 +4,13 @@
 #include <ATen/ops/matmul.h>
 #include <ATen/ops/randn.h>
 #include <ATen/ops/tensor.h>
+#include <ATen/ops/zeros.h>
 #include <torch/cuda.h>
 
+#include <cmath>
+#include <limits>
 #include <regex>
+#include <vector>
 
 #include "test_utils.h"
 #include "trainer/runtime/blas_backend.h"
@@ -92,6 +96,59 @@ TEST(Runtime, CudaDeviceSelection) {
   if (!torch::cuda::is_available()) GTEST_SKIP() << "no CUDA device";
   EXPECT_TRUE(select_device("cuda:0").is_cuda());
   EXPECT_THROW(select_device("cuda:999"), std::invalid_argument);
+}
+
+// Gradients with requires_grad parameters, on `device`: {8, 16}, {24}, {-8} times `factor`.
+std::vector<at::Tensor> parameters_with_gradients(c10::Device device, double factor = 1.0) {
+  std::vector<at::Tensor> parameters;
+  for (const auto& values : std::vector<std::vector<float>>{{8, 16}, {24}, {-8}}) {
+    auto p =
+        at::zeros({static_cast<std::int64_t>(values.size())}, at::TensorOptions().device(device))
+            .set_requires_grad(true);
+    p.mutable_grad() = at::tensor(values).to(device) * factor;
+    parameters.push_back(p);
+  }
+  return parameters;
+}
+
+void check_loss_scaler(c10::Device device) {
+  LossScaler scaler(true, 8.0, /*growth_interval=*/2);
+  auto parameters = parameters_with_gradients(device);
+  EXPECT_TRUE(scaler.unscale(parameters));
+  EXPECT_EQ(scaler.host_reads(), 1) << "one read for all three gradients";
+  EXPECT_TRUE(at::equal(parameters[0].grad().cpu(), at::tensor({1.0f, 2.0f}))) << "unscaled";
+  EXPECT_TRUE(at::equal(parameters[2].grad().cpu(), at::tensor({-1.0f}))) << "unscaled";
+  scaler.update(true);
+  EXPECT_EQ(scaler.scale(), 8.0);
+  scaler.update(true);
+  EXPECT_EQ(scaler.scale(), 16.0) << "doubled after growth_interval clean steps";
+
+  for (const double bad : {std::numeric_limits<double>::infinity(), std::nan("")}) {
+    auto overflowed = parameters_with_gradients(device);
+    overflowed[1].mutable_grad().fill_(bad);
+    EXPECT_FALSE(scaler.unscale(overflowed)) << bad;
+    const double before = scaler.scale();
+    scaler.update(false);
+    EXPECT_EQ(scaler.scale(), before / 2) << "halved after an overflow";
+  }
+  EXPECT_EQ(scaler.host_reads(), 3);
+  scaler.update(true);
+  EXPECT_EQ(scaler.scale(), 4.0) << "an overflow restarts the count of clean steps";
+}
+
+TEST(LossScaler, UnscalesWithOneHostReadHalvesOnOverflowGrowsWhenClean) {
+  check_loss_scaler(c10::Device(c10::kCPU));
+  LossScaler off(false);
+  auto parameters = parameters_with_gradients(c10::Device(c10::kCPU));
+  EXPECT_EQ(off.scale(), 1.0);
+  EXPECT_TRUE(off.unscale(parameters));
+  EXPECT_EQ(off.host_reads(), 0);
+  EXPECT_TRUE(at::equal(parameters[0].grad(), at::tensor({8.0f, 16.0f}))) << "untouched";
+}
+
+TEST(LossScaler, FusedCheckOnCuda) {
+  if (!torch::cuda::is_available()) GTEST_SKIP() << "no CUDA device";
+  check_loss_scaler(c10::Device(c10::kCUDA, 0));
 }
 
 // The autocast API whose names changed in LibTorch 2.4 (precision.cpp): on a GPU, a matrix product

@@ -1,7 +1,11 @@
 #include "trainer/runtime/precision.h"
 
 #include <ATen/autocast_mode.h>
+#include <ATen/ops/_amp_foreach_non_finite_check_and_unscale.h>
+#include <ATen/ops/full.h>
 #include <ATen/ops/isfinite.h>
+#include <ATen/ops/logical_not.h>
+#include <ATen/ops/zeros.h>
 #include <torch/version.h>
 
 #include <stdexcept>
@@ -52,13 +56,26 @@ LossScaler::LossScaler(bool enabled, double initial_scale, std::int64_t growth_i
 
 bool LossScaler::unscale(const std::vector<at::Tensor>& parameters) {
   if (!enabled_) return true;
-  bool finite = true;
+  std::vector<at::Tensor> grads;
   for (const auto& p : parameters) {
-    if (!p.grad().defined()) continue;
-    p.grad().div_(scale_);
-    finite = finite && at::isfinite(p.grad()).all().item<bool>();
+    if (p.grad().defined()) grads.push_back(p.grad());
   }
-  return finite;
+  if (grads.empty()) return true;
+  // Everything stays on the device until the one read below: the gradients are divided by the
+  // scale and a flag counts those holding an inf or NaN.
+  const auto options = grads.front().options().dtype(at::kFloat);
+  auto found_inf = at::zeros({1}, options);
+  const auto inv_scale = at::full({1}, 1.0 / scale_, options);
+  if (grads.front().is_cuda()) {
+    at::_amp_foreach_non_finite_check_and_unscale_(grads, found_inf, inv_scale);  // one fused pass
+  } else {
+    for (auto& g : grads) {
+      g.mul_(inv_scale);
+      found_inf.add_(at::logical_not(at::isfinite(g)).any());
+    }
+  }
+  ++host_reads_;
+  return found_inf.item<float>() == 0.0f;
 }
 
 void LossScaler::update(bool finite) {

@@ -30,7 +30,9 @@ class AutocastScope {
 
 // Dynamic loss scaling for fp16: multiply the loss by scale(); after backward, unscale() divides
 // the gradients and reports whether they are finite; update() halves the scale after an overflow
-// (the step is then skipped) and doubles it after `growth_interval` clean steps.
+// (the step is then skipped) and doubles it after `growth_interval` clean steps. unscale() reads
+// one value back from the device per call, whatever the number of parameters (on CUDA the check
+// is one fused pass over all gradients); host_reads() counts those reads.
 class LossScaler {
  public:
   explicit LossScaler(bool enabled, double initial_scale = 65536.0,
@@ -38,12 +40,14 @@ class LossScaler {
   double scale() const { return enabled_ ? scale_ : 1.0; }
   bool unscale(const std::vector<at::Tensor>& parameters);  // true when all gradients are finite
   void update(bool finite);
+  std::int64_t host_reads() const { return host_reads_; }
 
  private:
   bool enabled_;
   double scale_;
   std::int64_t growth_interval_;
   std::int64_t clean_steps_ = 0;
+  std::int64_t host_reads_ = 0;
 };
 
 }  // namespace nmt::runtime
