@@ -1,6 +1,7 @@
 // The LibTorch runtime the trainer stands on: real tensor arithmetic, the BLAS backend (the
 // reference BLAS is about 35x slower and must not be what the project runs on), device selection.
 
+#include <ATen/Context.h>
 #include <ATen/ops/matmul.h>
 #include <ATen/ops/randn.h>
 #include <ATen/ops/tensor.h>
@@ -90,6 +91,29 @@ TEST(Runtime, CudaInfoMatchesTheLibTorchBuiltAgainst) {
     EXPECT_GT(device.memory_bytes, 0);
     EXPECT_GT(device.capability_major, 0);
   }
+}
+
+TEST(Runtime, OneGpuPerRank) {
+  const auto cuda = [](int index) {
+    return c10::Device(c10::kCUDA, static_cast<c10::DeviceIndex>(index));
+  };
+  EXPECT_EQ(device_for_rank(0, 1), cuda(0));
+  EXPECT_EQ(device_for_rank(3, 1), cuda(0)) << "one GPU visible per rank (srun --gpus-per-task=1)";
+  EXPECT_EQ(device_for_rank(0, 8), cuda(0));
+  EXPECT_EQ(device_for_rank(7, 8), cuda(7));
+  NMT_EXPECT_THROW_WITH(device_for_rank(8, 8), std::invalid_argument, "local rank 8 has no GPU");
+  NMT_EXPECT_THROW_WITH(device_for_rank(0, 0), std::invalid_argument, "no GPU is visible");
+}
+
+TEST(Runtime, Fp32OnCudaMultipliesInTf32) {
+  auto& context = at::globalContext();
+  const bool before = context.allowTF32CuBLAS();
+  context.setAllowTF32CuBLAS(false);
+  configure_cuda_matmuls("bf16");
+  EXPECT_FALSE(context.allowTF32CuBLAS()) << "bf16 leaves fp32 products alone";
+  configure_cuda_matmuls("fp32");
+  EXPECT_TRUE(context.allowTF32CuBLAS());
+  context.setAllowTF32CuBLAS(before);
 }
 
 TEST(Runtime, CudaDeviceSelection) {

@@ -1,6 +1,7 @@
 // Compiled against a CUDA LibTorch only (CMake: NMT_TORCH_HAS_CUDA); cuda_devices_none.cpp
 // otherwise.
 #include <ATen/cuda/CUDAContextLight.h>
+#include <c10/cuda/CUDACachingAllocator.h>
 #include <torch/cuda.h>
 
 #include "trainer/runtime/cuda_info.h"
@@ -23,6 +24,13 @@ std::vector<CudaDevice> cuda_devices() {
     devices.push_back(device);
   }
   return devices;
+}
+
+std::int64_t cuda_peak_memory_bytes(int index) {
+  const auto stats =
+      c10::cuda::CUDACachingAllocator::getDeviceStats(static_cast<c10::DeviceIndex>(index));
+  return stats.allocated_bytes[static_cast<std::size_t>(c10::CachingAllocator::StatType::AGGREGATE)]
+      .peak;
 }
 
 }  // namespace nmt::runtime

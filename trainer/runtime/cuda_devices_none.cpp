@@ -7,4 +7,8 @@ std::vector<CudaDevice> cuda_devices() {
   return {};
 }
 
+std::int64_t cuda_peak_memory_bytes(int) {
+  return 0;
+}
+
 }  // namespace nmt::runtime

@@ -32,4 +32,8 @@ CudaInfo cuda_info();
 // The visible GPUs' properties; empty when this LibTorch has no CUDA or no GPU is present.
 std::vector<CudaDevice> cuda_devices();
 
+// The most memory LibTorch's caching allocator has held for tensors on GPU `index` since the
+// process started (bytes); 0 without CUDA.
+std::int64_t cuda_peak_memory_bytes(int index);
+
 }  // namespace nmt::runtime

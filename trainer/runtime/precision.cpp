@@ -1,5 +1,6 @@
 #include "trainer/runtime/precision.h"
 
+#include <ATen/Context.h>
 #include <ATen/autocast_mode.h>
 #include <ATen/ops/_amp_foreach_non_finite_check_and_unscale.h>
 #include <ATen/ops/full.h>
@@ -39,6 +40,10 @@ void check_precision(const std::string& precision, const c10::Device& device) {
     throw std::invalid_argument("precision " + precision +
                                 " needs a CUDA device (--device cuda); use fp32 on CPU");
   }
+}
+
+void configure_cuda_matmuls(const std::string& precision) {
+  if (precision == "fp32") at::globalContext().setAllowTF32CuBLAS(true);
 }
 
 AutocastScope::AutocastScope(const std::string& precision) : enabled_(precision != "fp32") {

@@ -16,6 +16,11 @@ namespace nmt::runtime {
 // Throws std::invalid_argument for a precision the device cannot run.
 void check_precision(const std::string& precision, const c10::Device& device);
 
+// fp32 on CUDA runs its matrix products on the tensor cores in TF32 (10-bit mantissa products,
+// fp32 accumulation), as PyTorch's own training recipes do; bf16 and fp16 leave the setting alone.
+// Affects cuBLAS only, never CPU kernels.
+void configure_cuda_matmuls(const std::string& precision);
+
 // Enables CUDA autocast for its lifetime when precision is bf16 or fp16 (no-op for fp32).
 class AutocastScope {
  public:

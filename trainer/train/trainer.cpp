@@ -3,6 +3,7 @@
 #include <ATen/Parallel.h>
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
+#include <torch/cuda.h>
 #include <torch/nn/utils/clip_grad.h>
 #include <torch/optim/adam.h>
 #include <torch/utils.h>
@@ -21,6 +22,7 @@
 #include "trainer/optim/label_smoothing.h"
 #include "trainer/optim/noam_schedule.h"
 #include "trainer/runtime/blas_backend.h"
+#include "trainer/runtime/cuda_info.h"
 #include "trainer/runtime/device.h"
 #include "trainer/runtime/precision.h"
 #include "trainer/train/evaluation.h"
@@ -90,10 +92,12 @@ void Trainer::Impl::setup() {
   device = runtime::select_device(t.device);
   // One GPU per rank: a bare "cuda"/"auto" becomes the local rank's device.
   if (device.is_cuda() && comm.size() > 1 && t.device.find(':') == std::string::npos) {
-    device = c10::Device(c10::kCUDA, static_cast<c10::DeviceIndex>(comm.local_rank()));
+    device =
+        runtime::device_for_rank(comm.local_rank(), static_cast<int>(torch::cuda::device_count()));
   }
   if (device.is_cpu()) runtime::configure_cpu_threads(t.threads);
   runtime::check_precision(t.precision, device);
+  if (device.is_cuda()) runtime::configure_cuda_matmuls(t.precision);
   scaler = runtime::LossScaler(t.precision == "fp16");
   train_data = preprocess::ShardDataset::open(config.data.dir, config.data.train_split);
   train_batches = std::make_unique<data::TokenBatcher>(train_data, config.data, t.seed);
@@ -263,9 +267,16 @@ void Trainer::Impl::log_update(const UpdateStats& u, double step_seconds) {
   sink->log("train/grad_norm", step, grad_norm);
   sink->log("train/tokens_per_s", step, tok_s);
   sink->log("train/ms_per_step", step, 1000.0 * step_seconds);
+  std::string memory;
+  if (device.is_cuda()) {
+    const double peak_gib =
+        static_cast<double>(runtime::cuda_peak_memory_bytes(device.index())) / (1 << 30);
+    sink->log("gpu/peak_memory_gib", step, peak_gib);
+    memory = fmt::format(", peak {:.2f} GiB on {}", peak_gib, device.str());
+  }
   spdlog::info(
-      "step {}: loss {:.3f}, ppl {:.2f}, lr {:.3g}, {:.0f} tokens/s, {:.0f} ms/step{}", step,
-      u.loss_sum / tokens, std::exp(u.nll_sum / tokens), lr, tok_s, 1000.0 * step_seconds,
+      "step {}: loss {:.3f}, ppl {:.2f}, lr {:.3g}, {:.0f} tokens/s, {:.0f} ms/step{}{}", step,
+      u.loss_sum / tokens, std::exp(u.nll_sum / tokens), lr, tok_s, 1000.0 * step_seconds, memory,
       comm.size() > 1 ? fmt::format(" ({} ranks, {:.0f}% waiting on all-reduce)", comm.size(),
                                     100.0 * u.allreduce_seconds / step_seconds)
                       : "");
