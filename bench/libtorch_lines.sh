@@ -10,7 +10,7 @@
 #              (e.g. "--threads 1 --configs configs/multi30k.yaml").
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-builds=("${1:-$root/build}" "${2:-$root/build-current}")
+builds=("$(realpath -m "${1:-$root/build}")" "$(realpath -m "${2:-$root/build-current}")")
 lines=(debian current)
 rounds=${ROUNDS:-2}
 read -r -a extra <<< "${BENCH_ARGS:-}"

@@ -14,12 +14,6 @@ set -- "${NMT_REST_ARGS[@]+"${NMT_REST_ARGS[@]}"}"
 build=${NMT_BUILD_DIR:-$root/$(libtorch_build_dir "$NMT_LIBTORCH_LINE")}
 jobs=${NMT_BUILD_JOBS:-$(nproc)}
 
-line_args=()
-if [[ "$NMT_LIBTORCH_LINE" == current ]]; then
-  prefix=$("$root/jobs/fetch_libtorch.sh")
-  line_args=(-DNMT_LIBTORCH_LINE=current "-DCMAKE_PREFIX_PATH=$prefix/torch")
-fi
-
 # A folder configured for the other line is not silently switched (its cache would mix the two).
 if [[ -f "$build/CMakeCache.txt" ]]; then
   configured=$(sed -n 's/^NMT_LIBTORCH_LINE:[A-Z]*=//p' "$build/CMakeCache.txt")
@@ -30,18 +24,31 @@ if [[ -f "$build/CMakeCache.txt" ]]; then
   fi
 fi
 
+line_args=()
+fresh=()
+if [[ "$NMT_LIBTORCH_LINE" == current ]]; then
+  prefix=$("$root/jobs/fetch_libtorch.sh")
+  line_args=(-DNMT_LIBTORCH_LINE=current "-DCMAKE_PREFIX_PATH=$prefix/torch")
+  # LibTorch's CMake config enables CUDA, which needs nvcc; CMake does not look in /usr/local/cuda.
+  if ! command -v nvcc >/dev/null 2>&1; then
+    [[ -x /usr/local/cuda/bin/nvcc ]] ||
+      { echo "build: the current line needs the CUDA toolkit's nvcc (not on PATH)" >&2; exit 1; }
+    line_args+=(-DCMAKE_CUDA_COMPILER=/usr/local/cuda/bin/nvcc)
+  fi
+  # Another pin (or NMT_LIBTORCH_CUDA_LIBS) is another prefix: configure afresh against it, since
+  # the cache holds the old one's paths (Torch_DIR, Caffe2_DIR, its libraries, the NCCL probe).
+  if [[ -f "$build/CMakeCache.txt" ]] &&
+    ! grep -qE "^CMAKE_PREFIX_PATH:[A-Z]+=$prefix/torch\$" "$build/CMakeCache.txt"; then
+    fresh=(--fresh)
+    grep -qx 'NMT_WERROR:BOOL=ON' "$build/CMakeCache.txt" && line_args+=(-DNMT_WERROR=ON)
+  fi
+fi
+
 generator=()
 command -v ninja >/dev/null 2>&1 && generator=(-G Ninja)
-reconfigure=0
-[[ ! -f "$build/CMakeCache.txt" || $# -gt 0 ]] && reconfigure=1
-# A new pin in jobs/libtorch-current.txt is a new prefix: configure again against it.
-if [[ "$NMT_LIBTORCH_LINE" == current && -f "$build/CMakeCache.txt" ]] &&
-  ! grep -qxF "CMAKE_PREFIX_PATH:UNINITIALIZED=$prefix/torch" "$build/CMakeCache.txt" &&
-  ! grep -qxF "CMAKE_PREFIX_PATH:PATH=$prefix/torch" "$build/CMakeCache.txt"; then
-  reconfigure=1
-fi
-if ((reconfigure)); then
-  cmake -S "$root" -B "$build" "${generator[@]}" -DCMAKE_BUILD_TYPE=Release "${line_args[@]}" "$@"
+if [[ ! -f "$build/CMakeCache.txt" || $# -gt 0 || ${#fresh[@]} -gt 0 ]]; then
+  cmake "${fresh[@]+"${fresh[@]}"}" -S "$root" -B "$build" "${generator[@]}" \
+    -DCMAKE_BUILD_TYPE=Release "${line_args[@]+"${line_args[@]}"}" "$@"
 fi
 start=$(date +%s)
 cmake --build "$build" --parallel "$jobs"

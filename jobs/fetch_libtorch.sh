@@ -1,20 +1,23 @@
 #!/usr/bin/env bash
 # Fetches the current LibTorch line (pinned in jobs/libtorch-current.txt) into an ignored cache and
 # prints its prefix (the folder holding torch/ and nvidia/, laid out as in site-packages, so the
-# wheel's own RUNPATHs, $ORIGIN/../../nvidia/..., find the CUDA libraries fetched beside it).
+# wheel's own run paths, $ORIGIN/../../nvidia/..., find the CUDA libraries fetched beside it).
 # Idempotent: a complete cache for the same pin is reused at once.
 #
 # Environment (all optional):
 #   NMT_LIBTORCH_CACHE      cache folder (default .cache/libtorch in the checkout)
-#   NMT_LIBTORCH_CUDA_LIBS  toolkit (default): only the CUDA libraries the CUDA 13.0 toolkit lacks
-#                           (cuSPARSELt, NVSHMEM, cuFile) come from PyPI, the rest from the
-#                           toolkit; wheel: every CUDA library from the wheel's dependencies (for
-#                           machines without the toolkit; ~2.7 GB instead of ~0.76 GB)
+#   NMT_LIBTORCH_CUDA_LIBS  toolkit (default): the CUDA libraries come from the machine's CUDA 13.0
+#                           toolkit (with cuDNN and NCCL, as on this project's machines), and only
+#                           those it lacks (cuSPARSELt, NVSHMEM, cuFile) from PyPI; checked after
+#                           the fetch. wheel: every CUDA library from the wheel's dependencies
+#                           (~2.6 GB instead of ~0.73 GB; for a toolkit without cuDNN or NCCL, or
+#                           an older one; nvcc is still needed to configure; these dependencies
+#                           are not hash-pinned)
 # Progress and timings go to stderr; stdout is the prefix alone.
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 pins=$root/jobs/libtorch-current.txt
-cache=${NMT_LIBTORCH_CACHE:-$root/.cache/libtorch}
+cache=$(realpath -m "${NMT_LIBTORCH_CACHE:-$root/.cache/libtorch}")
 cuda_libs=${NMT_LIBTORCH_CUDA_LIBS:-toolkit}
 say() { echo "fetch_libtorch: $*" >&2; }
 
@@ -24,8 +27,8 @@ case "$cuda_libs" in
   toolkit | wheel) ;;
   *) say "NMT_LIBTORCH_CUDA_LIBS must be toolkit or wheel, not '$cuda_libs'"; exit 1 ;;
 esac
-# The stamp names the exact pins, so editing the pin file refetches.
-stamp_value="$(sha256sum "$pins" | cut -c1-16)-$cuda_libs"
+# The stamp names the exact pins (not the comments), so changing a pin refetches.
+stamp_value="$(grep -v -e '^#' -e '^[[:space:]]*$' "$pins" | sha256sum | cut -c1-16)-$cuda_libs"
 prefix=$cache/$torch_pin-$cuda_libs
 if [[ -f "$prefix/.complete" && "$(cat "$prefix/.complete")" == "$stamp_value" ]]; then
   echo "$prefix"
@@ -80,6 +83,24 @@ for wheel in sorted(wheels.glob("*.whl")):
 PY
 [[ -f "$work/tree/torch/share/cmake/Torch/TorchConfig.cmake" ]] ||
   { say "the torch wheel held no share/cmake/Torch/TorchConfig.cmake"; exit 1; }
+# Toolkit mode: every library LibTorch's CUDA part needs is either fetched here or known to the
+# dynamic linker (ldconfig); otherwise the build would fail at link time, less helpfully.
+if [[ "$cuda_libs" == toolkit ]]; then
+  missing=()
+  known=$(/sbin/ldconfig -p)
+  for lib in "$work/tree/torch/lib/libtorch_cuda.so" "$work/tree/torch/lib/libc10_cuda.so"; do
+    for needed in $(readelf -d "$lib" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p'); do
+      [[ -e "$work/tree/torch/lib/$needed" ]] && continue
+      compgen -G "$work/tree/nvidia/*/lib/$needed" >/dev/null && continue
+      grep -qF "$needed " <<<"$known" || missing+=("$needed")
+    done
+  done
+  if ((${#missing[@]} > 0)); then
+    say "the system has no ${missing[*]} (the CUDA 13.0 toolkit with cuDNN and NCCL is expected);"
+    say "install them, or fetch every CUDA library from PyPI: NMT_LIBTORCH_CUDA_LIBS=wheel $0"
+    exit 1
+  fi
+fi
 echo "$stamp_value" >"$work/tree/.complete"
 rm -rf "$prefix"
 mv "$work/tree" "$prefix"

@@ -1,4 +1,4 @@
-# Sourced by jobs/build.sh and jobs/test.sh: the --libtorch flag they share.
+# Sourced by jobs/build.sh, jobs/test.sh and jobs/quickstart.sh: the --libtorch flag they share.
 #   parse_libtorch_line "$@"  sets NMT_LIBTORCH_LINE (debian, the default, or current) and
 #                             NMT_REST_ARGS (every other argument, in order)
 #   libtorch_build_dir LINE   the build folder of a line, relative to the checkout
