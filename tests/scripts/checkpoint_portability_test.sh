@@ -26,13 +26,9 @@ libtorch() { "$1/apps/nmt-sysinfo" --json --matmul-size 0 --log-level warn |
 
 # Trained on the first 400 validation pairs (memorised in a few hundred steps, so those lines come
 # out as real sentences), validated and translated on all 1,014.
-mkdir -p "$work/subset"
-for lang in en de; do
-  (zcat "$data/val.$lang.gz" || true) | head -400 | gzip > "$work/subset/train.$lang.gz"
-done
-"${builds[0]}/apps/nmt-preprocess" --out "$work/shards" --vocab-size 400 --log-level warn \
-  --train "$work/subset/train.en.gz" "$work/subset/train.de.gz" \
-  --valid "$data/val.en.gz" "$data/val.de.gz" > /dev/null
+# shellcheck source=tests/scripts/tiny_shards.sh
+source "$(dirname "${BASH_SOURCE[0]}")/tiny_shards.sh"
+make_tiny_shards "${builds[0]}/apps/nmt-preprocess" "$data" "$work/shards" 400
 args=(--data "$work/shards" --log-level warn --threads 1
   --set model.layers=2 --set model.d_model=64 --set model.d_ff=256 --set model.heads=4
   --set model.d_k=16 --set model.d_v=16 --set model.dropout=0.0
