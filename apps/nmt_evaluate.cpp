@@ -10,6 +10,7 @@
 #include "trainer/checkpoint/checkpoint.h"
 #include "trainer/runtime/blas_backend.h"
 #include "trainer/runtime/device.h"
+#include "trainer/runtime/precision.h"
 #include "trainer/train/evaluation.h"
 #include "trainer/train/run_tracking.h"
 
@@ -17,6 +18,7 @@ namespace {
 
 struct Options {
   std::string checkpoint, data_dir, split = "valid", device = "cpu", tracker_port_file;
+  std::string precision = "auto";
   nmt::train::BleuSettings bleu;
   int threads = 0;
   bool record = false, json = false;
@@ -28,17 +30,24 @@ int evaluate(const Options& o) {
   if (!o.tracker_port_file.empty()) config.tracker.port_file = o.tracker_port_file;
   const auto device = nmt::runtime::select_device(o.device);
   if (device.is_cpu()) nmt::runtime::configure_cpu_threads(o.threads);
+  const auto precision =
+      nmt::runtime::resolve_precision(nmt::runtime::parse_precision(o.precision), device);
+  spdlog::info("precision {} ({})", nmt::runtime::precision_name(precision.precision),
+               precision.reason);
   nmt::model::Transformer model(config.model);
   const auto state = nmt::checkpoint::load_checkpoint(o.checkpoint, *model, nullptr, config);
   model->to(device);
 
   const auto data = nmt::preprocess::ShardDataset::open(config.data.dir, o.split);
   const nmt::data::TokenBatcher batches(data, config.data, config.train.seed);
-  const auto score = nmt::train::score_split(model, batches, config.train.label_smoothing, "fp32",
-                                             device, nmt::dist::Communicator::self());
+  const auto score =
+      nmt::train::score_split(model, batches, config.train.label_smoothing, precision.precision,
+                              device, nmt::dist::Communicator::self());
   const auto vocab =
       nmt::preprocess::Vocabulary::load(config.data.dir + "/" + nmt::preprocess::kVocabularyFile);
-  const double bleu = nmt::train::split_bleu(model, data, vocab, device, o.bleu);
+  auto bleu_settings = o.bleu;
+  bleu_settings.precision = precision.precision;
+  const double bleu = nmt::train::split_bleu(model, data, vocab, device, bleu_settings);
   std::int64_t parameters = 0;
   for (const auto& p : model->parameters()) parameters += p.numel();
 
@@ -95,6 +104,9 @@ int main(int argc, char** argv) {
   app.add_option("--sentences", o.bleu.sentences, "Translate only the first N pairs (0: all)");
   app.add_option("--device", o.device, "cpu, cuda, cuda:N or auto")->capture_default_str();
   app.add_option("--threads", o.threads, "CPU threads (0: all cores)");
+  app.add_option("--precision", o.precision,
+                 "auto (bf16 where the device runs it natively and faster), fp32, bf16, fp16")
+      ->capture_default_str();
   app.add_flag("--record", o.record, "Record the scores in the checkpoint's tracker run");
   app.add_option("--tracker-port-file", o.tracker_port_file,
                  "The nmt-trackerd port file (overrides the checkpoint's tracker.port_file)");

@@ -28,7 +28,7 @@ struct Options {
   bool resume = false;
   bool count_params = false;
   std::int64_t vocab_size = 0;
-  std::string device;
+  std::string device, precision;
   int threads = -1;
   std::string tracker_port_file, experiment;
 };
@@ -136,6 +136,9 @@ int main(int argc, char** argv) {
   app.add_option("--data", o.data_dir, "Shard directory (overrides data.dir)");
   app.add_option("--device", o.device, "cpu, cuda, cuda:N or auto (overrides train.device)");
   app.add_option("--threads", o.threads, "CPU threads, 0 = all cores (overrides train.threads)");
+  app.add_option("--precision", o.precision,
+                 "auto, fp32, bf16 or fp16 (overrides train.precision; auto: bf16 where the device "
+                 "runs it natively and faster, else fp32)");
   app.add_flag("--resume", o.resume, "Continue from the newest checkpoint in --run-dir");
   app.add_flag("--count-params", o.count_params, "Print the model's parameter count and exit");
   app.add_option("--tracker-port-file", o.tracker_port_file,
@@ -148,6 +151,7 @@ int main(int argc, char** argv) {
     auto config = nmt::load_run_config(o.config_file, o.overrides);
     if (!o.data_dir.empty()) config.data.dir = o.data_dir;
     if (!o.device.empty()) config.train.device = o.device;
+    if (!o.precision.empty()) config.train.precision = nmt::runtime::parse_precision(o.precision);
     if (o.threads >= 0) config.train.threads = o.threads;
     if (!o.tracker_port_file.empty()) config.tracker.port_file = o.tracker_port_file;
     if (!o.experiment.empty()) config.tracker.experiment = o.experiment;

@@ -13,6 +13,7 @@
 #include "trainer/decode/translator.h"
 #include "trainer/runtime/blas_backend.h"
 #include "trainer/runtime/device.h"
+#include "trainer/runtime/precision.h"
 
 namespace {
 
@@ -20,6 +21,7 @@ namespace fs = std::filesystem;
 
 struct Options {
   std::string checkpoint, spm_model, input, output, data_dir, split, attention_dir, device = "cpu";
+  std::string precision = "auto";
   std::vector<std::int64_t> attention_lines;
   int threads = 0;
   nmt::decode::TranslateOptions translate;
@@ -94,6 +96,10 @@ int run(const Options& o) {
   nmt::runtime::check_blas_backend();
   const auto device = nmt::runtime::select_device(o.device);
   if (device.is_cpu()) nmt::runtime::configure_cpu_threads(o.threads);
+  const auto precision =
+      nmt::runtime::resolve_precision(nmt::runtime::parse_precision(o.precision), device);
+  spdlog::info("precision {} ({})", nmt::runtime::precision_name(precision.precision),
+               precision.reason);
   const auto config = nmt::checkpoint::read_checkpoint_config(o.checkpoint);
   nmt::model::Transformer model(config.model);
   nmt::checkpoint::load_checkpoint(o.checkpoint, *model, nullptr, config);
@@ -103,7 +109,9 @@ int run(const Options& o) {
         fmt::format("the SentencePiece model has {} pieces but {} was trained with {}",
                     vocab.size(), o.checkpoint, config.model.vocab_size));
   }
-  nmt::decode::Translator translator(model, vocab, device, o.translate);
+  auto translate_options = o.translate;
+  translate_options.precision = precision.precision;
+  nmt::decode::Translator translator(model, vocab, device, translate_options);
   std::vector<std::vector<std::int64_t>> sources;
   if (!o.split.empty()) {
     sources = split_sources(o, vocab.sha256());
@@ -161,6 +169,9 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--device", o.device, "cpu, cuda, cuda:N or auto")->capture_default_str();
   app.add_option("--threads", o.threads, "CPU threads (0: all cores)");
+  app.add_option("--precision", o.precision,
+                 "auto (bf16 where the device runs it natively and faster), fp32, bf16, fp16")
+      ->capture_default_str();
   app.add_option("--attention-svg", o.attention_dir, "Write cross-attention heatmaps (SVG) here");
   app.add_option("--attention-lines", o.attention_lines, "1-based input lines to draw")
       ->delimiter(',');

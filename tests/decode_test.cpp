@@ -6,6 +6,7 @@
 #include <ATen/ops/equal.h>
 #include <ATen/ops/tensor.h>
 #include <fmt/format.h>
+#include <torch/cuda.h>
 #include <torch/utils.h>
 
 #include <algorithm>
@@ -185,6 +186,28 @@ TEST(Decode, CachedBeamSearchEqualsRecomputation) {
     for (std::size_t i = 0; i < cached[b].size(); ++i) {
       EXPECT_EQ(cached[b][i].tokens, recomputed[b][i].tokens) << b << "/" << i;
       EXPECT_NEAR(cached[b][i].score, recomputed[b][i].score, 1e-4);
+    }
+  }
+}
+
+// Batched beam search with the KV cache on the GPU gives the CPU's hypotheses for a fixed model
+// (in double precision, so that no near-tie can split them).
+TEST(Decode, BeamSearchOnTheGpuEqualsTheCpu) {
+  if (!torch::cuda::is_available()) GTEST_SKIP() << "no CUDA device";
+  auto m = random_model(9);
+  m->to(at::kDouble);
+  BeamOptions o;
+  o.nbest = 2;
+  o.max_length_offset = 10;
+  const auto on_cpu = beam_search(m, sources(), o);
+  m->to(c10::Device(c10::kCUDA, 0));
+  const auto on_gpu = beam_search(m, sources().to(c10::Device(c10::kCUDA, 0)), o);
+  ASSERT_EQ(on_gpu.size(), on_cpu.size());
+  for (std::size_t b = 0; b < on_cpu.size(); ++b) {
+    ASSERT_EQ(on_gpu[b].size(), on_cpu[b].size());
+    for (std::size_t i = 0; i < on_cpu[b].size(); ++i) {
+      EXPECT_EQ(on_gpu[b][i].tokens, on_cpu[b][i].tokens) << b << "/" << i;
+      EXPECT_NEAR(on_gpu[b][i].score, on_cpu[b][i].score, 1e-5);
     }
   }
 }

@@ -5,15 +5,18 @@
 // an uninterrupted single-rank run ends.
 
 #include <ATen/ATen.h>
+#include <torch/cuda.h>
 
 #include <filesystem>
 #include <numeric>
 
 #include "mpi_test_main.h"
 #include "tiny_training.h"
+#include "trainer/dist/device_collective.h"
 #include "trainer/dist/gradient_reducer.h"
 #include "trainer/dist/mpi_context.h"
 #include "trainer/dist/replica_check.h"
+#include "trainer/runtime/device.h"
 #include "trainer/train/trainer.h"
 
 namespace nmt {
@@ -48,16 +51,19 @@ at::Tensor coefficients(const at::Tensor& p, int rank, int batch, int tensor) {
   return ((index + 1) * (rank + 1) * 0.25 + (batch + 1) * (tensor + 1)).reshape(p.sizes());
 }
 
-void check_reducer(bool overlap) {
+void check_reducer(bool overlap, c10::Device device = c10::Device(c10::kCPU),
+                   dist::DeviceCollective* collective = nullptr) {
   std::vector<at::Tensor> params;
   const std::vector<std::vector<std::int64_t>> shapes = {{1}, {7}, {1023}, {3, 5, 7}, {13}, {2, 3}};
   for (std::size_t i = 0; i < shapes.size(); ++i) {
     const auto type = i >= 4 ? at::kDouble : at::kFloat;
-    params.push_back(at::zeros(shapes[i], at::TensorOptions().dtype(type)).requires_grad_(true));
+    params.push_back(
+        at::zeros(shapes[i], at::TensorOptions().dtype(type).device(device)).requires_grad_(true));
   }
   dist::ReducerOptions options;
   options.bucket_mb = 600.0 / (1024 * 1024);  // 600 bytes: small tensors share, big ones split
   options.overlap = overlap;
+  options.device_collective = collective;
   dist::GradientReducer reducer(params, *g_world, options);
   EXPECT_GE(reducer.bucket_count(), 4u);
   const auto sizes = reducer.bucket_elements();
@@ -81,7 +87,7 @@ void check_reducer(bool overlap) {
     at::Tensor expected = at::zeros_like(params[t]);
     for (int r = 0; r < g_world->size(); ++r) {
       for (int batch = 0; batch < 2; ++batch)
-        expected += coefficients(params[t], r, batch, static_cast<int>(t));
+        expected += coefficients(params[t], r, batch, static_cast<int>(t)).to(device);
     }
     EXPECT_TRUE(at::allclose(params[t].grad(), expected, 1e-6, 0))
         << "tensor " << t << " overlap " << overlap;
@@ -94,6 +100,21 @@ TEST(GradientReducer, SumsOddSizesAndMixedTypesOverRanks) {
 }
 TEST(GradientReducer, OverlappedHooksGiveTheSameSums) {
   check_reducer(true);
+}
+
+// The same sums through NCCL (c10d) on GPU buckets: one rank per GPU, so it runs where every rank
+// has a GPU of its own (on one GPU: this binary started as a single process).
+TEST(GradientReducer, NcclGivesTheSameSumsOnGpus) {
+  if (!torch::cuda::is_available()) GTEST_SKIP() << "no CUDA device";
+  if (!dist::nccl_available()) GTEST_SKIP() << "this LibTorch has no c10d NCCL";
+  const int gpus = static_cast<int>(torch::cuda::device_count());
+  if (gpus < g_world->local_size()) {
+    GTEST_SKIP() << g_world->local_size() << " ranks on this node but " << gpus << " GPU(s)";
+  }
+  const auto device = runtime::device_for_rank(g_world->local_rank(), gpus);
+  auto nccl = dist::make_nccl_collective(*g_world, 60.0);
+  check_reducer(false, device, nccl.get());
+  check_reducer(true, device, nccl.get());
 }
 
 TEST(ReplicaCheck, BroadcastMakesReplicasEqualAndTheCheckSeesDifferences) {

@@ -2,6 +2,7 @@
 // label-smoothed loss against a hand computation, token-budget batching, the run config.
 
 #include <ATen/ops/log_softmax.h>
+#include <ATen/ops/randn.h>
 #include <ATen/ops/tensor.h>
 
 #include <cmath>
@@ -11,8 +12,12 @@
 #include "preprocess/vocabulary.h"
 #include "test_utils.h"
 #include "trainer/data/batching.h"
+#include "trainer/optim/adam_state.h"
+#include "trainer/optim/fused_adam.h"
+#include "trainer/optim/gradients.h"
 #include "trainer/optim/label_smoothing.h"
 #include "trainer/optim/noam_schedule.h"
+#include "trainer/train/batch_stream.h"
 #include "trainer/train_config.h"
 
 namespace nmt {
@@ -49,7 +54,6 @@ TEST(LabelSmoothing, MatchesHandComputation) {
   const double lse = std::log(std::exp(1.0) + std::exp(2.0) + std::exp(0.5) + std::exp(-1.0));
   const double nll = lse - 2.0;
   const double mean_neg_log_p = lse - (1.0 + 2.0 + 0.5 - 1.0) / 4.0;
-  EXPECT_EQ(terms.tokens, 1);
   EXPECT_NEAR(terms.nll.item<double>(), nll, 1e-6);
   EXPECT_NEAR(terms.smoothed.item<double>(), (1 - eps) * nll + eps * mean_neg_log_p, 1e-6);
   // eps = 0 is plain cross-entropy.
@@ -121,6 +125,128 @@ TEST(Batching, BudgetsCoverageDeterminismAndTensors) {
   EXPECT_EQ(padded.src_tokens, 2 + 5);
 }
 
+// A batch's tgt_tokens (host) is the count the loss sums over (device): the trainer divides the
+// gradients by it without reading the device.
+TEST(LabelSmoothing, TheBatchCountsTheTokensTheLossSums) {
+  TempDir dir;
+  const auto dataset = tiny_dataset(dir, 40);
+  DataConfig config;
+  data::TokenBatcher batcher(dataset, config, 3);
+  const auto batch = batcher.make_batch({0, 5, 17, 30});
+  const auto logits = at::zeros({batch.tgt_out.numel(), 50});  // uniform: nll = log 50 per token
+  const auto terms =
+      optim::label_smoothed_loss(logits, batch.tgt_out.reshape({-1}), 0.0, preprocess::kPadId);
+  EXPECT_NEAR(terms.nll.item<double>() / std::log(50.0), static_cast<double>(batch.tgt_tokens),
+              1e-3);
+  EXPECT_LT(batch.tgt_tokens, batch.tgt_out.numel()) << "the batch has padding to leave out";
+}
+
+// Random parameters with random gradients, three of different shapes, the same for both copies.
+std::vector<at::Tensor> adam_parameters(std::uint64_t seed) {
+  at::manual_seed(seed);
+  std::vector<at::Tensor> ps;
+  for (const auto& shape : std::vector<std::vector<std::int64_t>>{{4, 3}, {7}, {2, 2, 5}}) {
+    ps.push_back(at::randn(shape).set_requires_grad(true));
+  }
+  return ps;
+}
+
+TEST(FusedAdam, SameUpdatesAsLibTorchsAdamAndTheSameState) {
+  if (!optim::fused_adam_available(c10::kCPU)) {
+    GTEST_SKIP() << "this LibTorch line has no fused Adam on the CPU (the current line has)";
+  }
+  auto fused_params = adam_parameters(5), plain_params = adam_parameters(5);
+  optim::AdamSettings settings;
+  optim::FusedAdam fused(fused_params, settings);
+  settings.allow_fused = false;
+  optim::FusedAdam plain(plain_params, settings);
+  ASSERT_TRUE(fused.fused());
+  ASSERT_FALSE(plain.fused());
+  for (int step = 1; step <= 4; ++step) {
+    at::manual_seed(100 + step);
+    for (std::size_t i = 0; i < fused_params.size(); ++i) {
+      const auto g = at::randn(fused_params[i].sizes());
+      fused_params[i].mutable_grad() = g.clone();
+      plain_params[i].mutable_grad() = g.clone();
+    }
+    fused.step(1e-2 / step);
+    plain.step(1e-2 / step);
+  }
+  for (std::size_t i = 0; i < fused_params.size(); ++i) {
+    EXPECT_TRUE(at::allclose(fused_params[i], plain_params[i], 1e-5, 1e-6)) << i;
+    EXPECT_FALSE(at::allclose(fused_params[i], adam_parameters(5)[i], 1e-3, 1e-3)) << "moved";
+  }
+  // The state a checkpoint saves: same step counts and moments.
+  for (std::size_t i = 0; i < fused_params.size(); ++i) {
+    const auto& a = static_cast<const torch::optim::AdamParamState&>(
+        *fused.state().state().at(optim::adam_state_key(fused.state().state(), fused_params[i])));
+    const auto& b = static_cast<const torch::optim::AdamParamState&>(
+        *plain.state().state().at(optim::adam_state_key(plain.state().state(), plain_params[i])));
+    EXPECT_EQ(a.step(), 4);
+    EXPECT_EQ(b.step(), 4);
+    EXPECT_TRUE(at::allclose(a.exp_avg_sq(), b.exp_avg_sq(), 1e-5, 1e-8)) << i;
+  }
+}
+
+TEST(Gradients, ClippingScalesToTheMaximumNormOnlyWhenAbove) {
+  auto p = at::zeros({2}).set_requires_grad(true);
+  auto q = at::zeros({1}).set_requires_grad(true);
+  p.mutable_grad() = at::tensor({3.0f, 0.0f});
+  q.mutable_grad() = at::tensor({4.0f});
+  EXPECT_NEAR(optim::gradient_norm({p, q}).item<double>(), 5.0, 1e-6);
+  optim::clip_gradient_norm({p, q}, 10.0);
+  EXPECT_NEAR(optim::gradient_norm({p, q}).item<double>(), 5.0, 1e-6) << "below: untouched";
+  optim::clip_gradient_norm({p, q}, 1.0);
+  EXPECT_NEAR(optim::gradient_norm({p, q}).item<double>(), 1.0, 1e-5);
+  EXPECT_NEAR(p.grad()[0].item<double>() / q.grad()[0].item<double>(), 0.75, 1e-6) << "direction";
+}
+
+// Sharding and prefetch: rank r of N takes batches r, r + N, ... of each epoch's plan, whole
+// micro-steps only; prefetch() never moves the position and next() hands out the same batches
+// with or without it; seek() resumes at a stored position.
+TEST(BatchStream, ShardsByRankPrefetchesWithoutMovingAndResumes) {
+  TempDir dir;
+  const auto dataset = tiny_dataset(dir, 200);
+  DataConfig config;
+  config.max_src_tokens = 60;
+  config.max_tgt_tokens = 60;
+  data::TokenBatcher batcher(dataset, config, 11);
+  const auto plan0 = batcher.epoch_plan(0);
+  const auto plan1 = batcher.epoch_plan(1);
+  const auto cpu = c10::Device(c10::kCPU);
+  const auto rows_of = [](const data::Batch& b) { return b.src.size(0); };
+  const auto first_src = [](const data::Batch& b) { return b.src[0].sum().item<std::int64_t>(); };
+
+  train::BatchStream rank0(batcher, 0, 3, cpu), rank1(batcher, 1, 3, cpu);
+  train::BatchStream prefetching(batcher, 1, 3, cpu);
+  const std::int64_t steps_per_epoch = static_cast<std::int64_t>(plan0.size()) / 3;
+  for (std::int64_t k = 0; k < steps_per_epoch + 2; ++k) {
+    const auto a = rank0.next();
+    const auto b = rank1.next();
+    prefetching.prefetch();
+    const auto before = prefetching.position();
+    prefetching.prefetch();
+    EXPECT_TRUE(prefetching.position() == before);
+    const auto c = prefetching.next();
+    const auto& plan = k < steps_per_epoch ? plan0 : plan1;
+    const auto base = (k < steps_per_epoch ? k : k - steps_per_epoch) * 3;
+    const auto expect0 = batcher.make_batch(plan[static_cast<std::size_t>(base)]);
+    const auto expect1 = batcher.make_batch(plan[static_cast<std::size_t>(base + 1)]);
+    EXPECT_TRUE(at::equal(a.src, expect0.src)) << k;
+    EXPECT_TRUE(at::equal(b.src, expect1.src)) << k;
+    EXPECT_TRUE(at::equal(c.src, b.src)) << k;
+    EXPECT_EQ(rows_of(c), rows_of(b));
+    EXPECT_EQ(first_src(c), first_src(b));
+  }
+  EXPECT_EQ(rank1.position().epoch, 1) << "the tail of epoch 0 was left for epoch 1";
+  EXPECT_EQ(rank1.position().batch_in_epoch, 6);
+
+  train::BatchStream resumed(batcher, 1, 3, cpu);
+  resumed.seek(rank1.position());
+  const auto next_expected = rank1.next();
+  EXPECT_TRUE(at::equal(resumed.next().src, next_expected.src));
+}
+
 TEST(RunConfig, DefaultsAreThePaperBaseAndFilesAreStrict) {
   const RunConfig defaults;
   EXPECT_EQ(defaults.model.d_model, 512);
@@ -142,9 +268,14 @@ TEST(RunConfig, DefaultsAreThePaperBaseAndFilesAreStrict) {
                         "unknown key 'model.dmodel'");
   NMT_EXPECT_THROW_WITH(load_run_config(dir.file("r.yaml"), {"train.max_steps=many"}), ConfigError,
                         "train.max_steps", "expected an integer");
-  auto bad = config;
-  bad.train.precision = "fp8";
-  EXPECT_THROW(bad.validate(), std::invalid_argument);
+  // Variants are parsed once, at load: an unknown one names its key and the choices.
+  NMT_EXPECT_THROW_WITH(load_run_config(dir.file("r.yaml"), {"train.precision=fp8"}), ConfigError,
+                        "train.precision", "expected auto, fp32, bf16, fp16");
+  NMT_EXPECT_THROW_WITH(load_run_config(dir.file("r.yaml"), {"dist.backend=gloo"}), ConfigError,
+                        "dist.backend", "expected auto, mpi, mpi-staged, nccl");
+  const auto bf16 = load_run_config(dir.file("r.yaml"), {"train.precision=bf16"});
+  EXPECT_EQ(bf16.train.precision, runtime::Precision::kBf16);
+  EXPECT_NE(to_yaml(bf16).find("precision: bf16"), std::string::npos);
 }
 
 }  // namespace

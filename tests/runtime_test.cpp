@@ -109,9 +109,9 @@ TEST(Runtime, Fp32OnCudaMultipliesInTf32) {
   auto& context = at::globalContext();
   const bool before = context.allowTF32CuBLAS();
   context.setAllowTF32CuBLAS(false);
-  configure_cuda_matmuls("bf16");
+  configure_cuda_matmuls(Precision::kBf16);
   EXPECT_FALSE(context.allowTF32CuBLAS()) << "bf16 leaves fp32 products alone";
-  configure_cuda_matmuls("fp32");
+  configure_cuda_matmuls(Precision::kFp32);
   EXPECT_TRUE(context.allowTF32CuBLAS());
   context.setAllowTF32CuBLAS(before);
 }
@@ -168,6 +168,18 @@ TEST(LossScaler, UnscalesWithOneHostReadHalvesOnOverflowGrowsWhenClean) {
   EXPECT_TRUE(off.unscale(parameters));
   EXPECT_EQ(off.host_reads(), 0);
   EXPECT_TRUE(at::equal(parameters[0].grad(), at::tensor({8.0f, 16.0f}))) << "untouched";
+  EXPECT_TRUE(off.unscale(parameters, 8.0)) << "bf16/fp32: only the division by the tokens";
+  EXPECT_EQ(off.host_reads(), 0);
+  EXPECT_TRUE(at::equal(parameters[1].grad(), at::tensor({3.0f})));
+}
+
+TEST(LossScaler, DividesByScaleAndTokensInOnePass) {
+  LossScaler scaler(true, 4.0);
+  auto parameters = parameters_with_gradients(c10::Device(c10::kCPU));
+  EXPECT_TRUE(scaler.unscale(parameters, 2.0));
+  EXPECT_EQ(scaler.host_reads(), 1);
+  EXPECT_TRUE(at::equal(parameters[0].grad(), at::tensor({1.0f, 2.0f})));
+  EXPECT_TRUE(at::equal(parameters[2].grad(), at::tensor({-1.0f})));
 }
 
 TEST(LossScaler, FusedCheckOnCuda) {
@@ -175,18 +187,79 @@ TEST(LossScaler, FusedCheckOnCuda) {
   check_loss_scaler(c10::Device(c10::kCUDA, 0));
 }
 
-// The autocast API whose names changed in LibTorch 2.4 (precision.cpp): on a GPU, a matrix product
-// inside a bf16 or fp16 scope comes out in that type, and in fp32 again once the scope ends.
+// The autocast API whose names changed in LibTorch 2.4 (precision.cpp): a matrix product inside
+// a bf16 or fp16 scope comes out in that type, and in fp32 again once the scope ends.
+void check_autocast(const c10::Device& device, const std::vector<Precision>& precisions) {
+  const auto a = at::randn({8, 8}, at::TensorOptions().device(device));
+  for (const auto precision : precisions) {
+    const auto type = precision == Precision::kBf16 ? at::kBFloat16 : at::kHalf;
+    {
+      AutocastScope scope(precision, device);
+      EXPECT_EQ(at::matmul(a, a).scalar_type(), type) << precision_name(precision);
+      {
+        AutocastScope fp32(Precision::kFp32, device);  // a no-op scope inside leaves it on
+        EXPECT_EQ(at::matmul(a, a).scalar_type(), type);
+      }
+      { AutocastScope nested(precision, device); }
+      EXPECT_EQ(at::matmul(a, a).scalar_type(), type) << "a nested scope restores, not disables";
+    }
+    EXPECT_EQ(at::matmul(a, a).scalar_type(), at::kFloat)
+        << "after the " << precision_name(precision) << " scope";
+  }
+}
+
+TEST(Runtime, CpuAutocastScopeSetsTheMatmulType) {
+  check_autocast(c10::Device(c10::kCPU), {Precision::kBf16});
+}
+
 TEST(Runtime, CudaAutocastScopeSetsTheMatmulType) {
   if (!torch::cuda::is_available()) GTEST_SKIP() << "no CUDA device";
-  const auto a = at::randn({8, 8}, at::TensorOptions().device(c10::Device(c10::kCUDA, 0)));
-  for (const auto& [precision, type] :
-       {std::pair{"bf16", at::kBFloat16}, std::pair{"fp16", at::kHalf}}) {
-    {
-      AutocastScope scope(precision);
-      EXPECT_EQ(at::matmul(a, a).scalar_type(), type) << precision;
-    }
-    EXPECT_EQ(at::matmul(a, a).scalar_type(), at::kFloat) << "after the " << precision << " scope";
+  check_autocast(c10::Device(c10::kCUDA, 0), {Precision::kBf16, Precision::kFp16});
+}
+
+TEST(Precision, ParsedOnceWithTheChoicesInTheError) {
+  EXPECT_EQ(parse_precision("auto"), Precision::kAuto);
+  EXPECT_EQ(parse_precision("bf16"), Precision::kBf16);
+  for (const auto p : {Precision::kAuto, Precision::kFp32, Precision::kBf16, Precision::kFp16}) {
+    EXPECT_EQ(parse_precision(precision_name(p)), p);
+  }
+  NMT_EXPECT_THROW_WITH(parse_precision("BF16"), std::invalid_argument, "unknown precision 'BF16'",
+                        "expected auto, fp32, bf16, fp16");
+}
+
+TEST(Precision, AutoOnACpuFollowsTheMeasuredBf16Speedup) {
+  // Native bf16 (AMX, AVX512-BF16) measures several times fp32; emulated bf16 is slower than fp32.
+  EXPECT_EQ(choose_cpu_precision({100.0, 500.0}).precision, Precision::kBf16);
+  EXPECT_EQ(choose_cpu_precision({100.0, 150.0}).precision, Precision::kFp32) << "too little";
+  EXPECT_EQ(choose_cpu_precision({100.0, 30.0}).precision, Precision::kFp32);
+  EXPECT_EQ(choose_cpu_precision({0.0, 0.0}).precision, Precision::kFp32);
+  const auto why = choose_cpu_precision({100.0, 500.0}).reason;
+  EXPECT_NE(why.find("500 GFLOP/s"), std::string::npos) << why;
+  EXPECT_NE(why.find("5.00x"), std::string::npos) << why;
+
+  const auto probe = probe_cpu_bf16(128, 2);
+  EXPECT_GT(probe.fp32_gflops, 0.0);
+  EXPECT_GT(probe.bf16_gflops, 0.0);
+  const auto cpu = c10::Device(c10::kCPU);
+  const auto chosen = resolve_precision(Precision::kAuto, cpu);
+  EXPECT_NE(chosen.precision, Precision::kAuto);
+  EXPECT_NE(chosen.precision, Precision::kFp16);
+  EXPECT_EQ(chosen.reason.rfind("auto: ", 0), 0u) << chosen.reason;
+}
+
+TEST(Precision, ExplicitChoicesAreCheckedAgainstTheDevice) {
+  const auto cpu = c10::Device(c10::kCPU);
+  EXPECT_EQ(resolve_precision(Precision::kFp32, cpu).precision, Precision::kFp32);
+  EXPECT_EQ(resolve_precision(Precision::kBf16, cpu).precision, Precision::kBf16);
+  NMT_EXPECT_THROW_WITH(resolve_precision(Precision::kFp16, cpu), std::invalid_argument,
+                        "fp16 needs a CUDA device", "use bf16, fp32 or auto");
+  EXPECT_THROW(AutocastScope(Precision::kAuto, cpu), std::logic_error) << "resolve first";
+  if (torch::cuda::is_available()) {
+    const auto gpu = c10::Device(c10::kCUDA, 0);
+    EXPECT_EQ(resolve_precision(Precision::kFp16, gpu).precision, Precision::kFp16);
+    const auto automatic = resolve_precision(Precision::kAuto, gpu).precision;
+    EXPECT_EQ(automatic,
+              cuda_devices().front().capability_major >= 8 ? Precision::kBf16 : Precision::kFp32);
   }
 }
 

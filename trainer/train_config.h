@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "trainer/model/model_config.h"
+#include "trainer/runtime/precision_mode.h"
 
 namespace nmt {
 
@@ -41,8 +42,10 @@ struct TrainConfig {
   std::int64_t log_every = 100;           // steps between metric lines
   std::uint64_t seed = 1;                 // parameters, dropout and batch order
   std::string device = "cpu";             // cpu, cuda, cuda:N, auto
-  std::string precision = "fp32";  // fp32; on CUDA also bf16 (autocast) or fp16 (loss scaling)
-  int threads = 0;                 // intra-op CPU threads; 0: LibTorch's default
+  // auto: bf16 where the device runs it natively and faster (GPUs of compute capability 8.0+, CPUs
+  // with AMX or AVX512-BF16, found by a short probe), else fp32; or fp32, bf16, fp16 (CUDA only)
+  runtime::Precision precision = runtime::Precision::kAuto;
+  int threads = 0;  // intra-op CPU threads; 0: LibTorch's default
   void validate() const;
 };
 
@@ -53,9 +56,16 @@ struct CheckpointConfig {
   void validate() const;
 };
 
+// How CUDA gradients travel: auto (NCCL when this LibTorch has it, else CUDA-aware MPI when the MPI
+// library is, else host staging), mpi (CUDA-aware MPI), mpi-staged (via pinned host buffers), nccl.
+// CPU gradients always go through MPI.
+enum class DistBackend { kAuto, kMpi, kMpiStaged, kNccl };
+DistBackend parse_dist_backend(const std::string& name);  // std::invalid_argument listing choices
+const char* dist_backend_name(DistBackend backend);
+
 // Data parallelism over MPI ranks (mpirun / srun). Ignored by a single process.
 struct DistConfig {
-  std::string backend = "auto";  // auto, mpi (CUDA-aware MPI on GPUs), mpi-staged (via host), nccl
+  DistBackend backend = DistBackend::kAuto;
   double bucket_mb = 25.0;       // gradient bytes fused into one all-reduce
   bool overlap = true;           // start each bucket's all-reduce from the backward pass
   double hang_timeout_s = 45.0;  // a rank waiting this long on a peer aborts the job, naming it

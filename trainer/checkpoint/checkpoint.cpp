@@ -16,25 +16,14 @@
 
 #include "common/atomic_file.h"
 #include "common/hdf5_file.h"
+#include "trainer/optim/adam_state.h"
 
 namespace nmt::checkpoint {
 namespace {
 
 namespace fs = std::filesystem;
 
-// LibTorch keys optimizer state by the parameter's TensorImpl: as a string in 1.x, as a pointer in
-// later releases. Deduce which from the map type, so both compile.
-template <typename StateMap>
-typename StateMap::key_type state_key(const StateMap&, const at::Tensor& param) {
-  using Key = typename StateMap::key_type;
-  if constexpr (std::is_same_v<Key, std::string>) {
-    std::ostringstream key;
-    key << param.unsafeGetTensorImpl();
-    return key.str();
-  } else {
-    return static_cast<Key>(param.unsafeGetTensorImpl());
-  }
-}
+using optim::adam_state_key;
 
 std::vector<std::int64_t> shape_of(const at::Tensor& t) {
   return t.sizes().vec();
@@ -73,7 +62,7 @@ void read_rng(const Hdf5File& h5, const std::string& name, at::Generator generat
 void write_optimizer(Hdf5File& h5, const torch::nn::Module& model, const torch::optim::Adam& adam) {
   std::int64_t step = 0;
   for (const auto& item : model.named_parameters()) {
-    const auto it = adam.state().find(state_key(adam.state(), item.value()));
+    const auto it = adam.state().find(adam_state_key(adam.state(), item.value()));
     if (it == adam.state().end()) continue;  // no update yet
     const auto& s = static_cast<const torch::optim::AdamParamState&>(*it->second);
     write_tensor(h5, "/optimizer/" + item.key() + "/exp_avg", s.exp_avg());
@@ -95,7 +84,7 @@ void read_optimizer(const Hdf5File& h5, const torch::nn::Module& model, torch::o
     state->step(step);
     state->exp_avg(read_tensor(h5, base + "/exp_avg", item.value()));
     state->exp_avg_sq(read_tensor(h5, base + "/exp_avg_sq", item.value()));
-    adam.state()[state_key(adam.state(), item.value())] = std::move(state);
+    adam.state()[adam_state_key(adam.state(), item.value())] = std::move(state);
   }
 }
 

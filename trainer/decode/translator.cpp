@@ -11,6 +11,7 @@
 #include "common/progress.h"
 #include "preprocess/cleaning.h"
 #include "trainer/decode/greedy.h"
+#include "trainer/runtime/precision.h"
 
 namespace nmt::decode {
 namespace {
@@ -59,6 +60,7 @@ std::vector<std::int64_t> Translator::encode_line(const std::string& line) const
 std::vector<std::vector<Hypothesis>> Translator::translate_batch(
     const std::vector<std::vector<std::int64_t>>& sources) {
   const auto src = source_batch(sources).to(device_);
+  runtime::AutocastScope autocast(options_.precision, device_);
   if (!options_.greedy) return beam_search(model_, src, options_.beam);
   std::vector<std::vector<Hypothesis>> out;
   for (auto& tokens : greedy_decode(model_, src, -1))

@@ -12,13 +12,15 @@
 #include "preprocess/vocabulary.h"
 #include "trainer/decode/beam_search.h"
 #include "trainer/model/transformer.h"
+#include "trainer/runtime/precision_mode.h"
 
 namespace nmt::decode {
 
 struct TranslateOptions {
   bool greedy = false;
   BeamOptions beam;
-  std::int64_t batch_tokens = 4000;  // padded source tokens per batch
+  std::int64_t batch_tokens = 4000;                          // padded source tokens per batch
+  runtime::Precision precision = runtime::Precision::kFp32;  // resolved (not auto): autocast
 };
 
 struct Translation {

@@ -16,7 +16,7 @@ LossTerms label_smoothed_loss(const at::Tensor& logits, const at::Tensor& target
   const auto uniform = -log_probs.mean(-1);                               // [N]
   const auto per_token = (1.0 - eps) * nll + eps * uniform;               // [N]
   const auto mask = keep.to(per_token.scalar_type());
-  return {(per_token * mask).sum(), (nll * mask).sum().detach(), keep.sum().item<std::int64_t>()};
+  return {(per_token * mask).sum(), (nll * mask).sum().detach()};
 }
 
 }  // namespace nmt::optim

@@ -14,8 +14,9 @@ namespace nmt::optim {
 struct LossTerms {
   at::Tensor smoothed;  // scalar, summed over tokens: what training minimises
   at::Tensor nll;       // scalar, summed over tokens, detached
-  std::int64_t tokens;  // non-pad target positions
 };
+// The number of tokens counted is the batch's tgt_tokens (known on the host, so nothing here reads
+// a value back from the device).
 
 // logits [N, V] (any float type), target [N] int64 with `pad_id` marking ignored positions.
 LossTerms label_smoothed_loss(const at::Tensor& logits, const at::Tensor& target, double eps,

@@ -3,74 +3,176 @@
 #include <ATen/Context.h>
 #include <ATen/autocast_mode.h>
 #include <ATen/ops/_amp_foreach_non_finite_check_and_unscale.h>
+#include <ATen/ops/_foreach_mul.h>
 #include <ATen/ops/full.h>
 #include <ATen/ops/isfinite.h>
 #include <ATen/ops/logical_not.h>
+#include <ATen/ops/matmul.h>
+#include <ATen/ops/randn.h>
 #include <ATen/ops/zeros.h>
+#include <fmt/format.h>
 #include <torch/version.h>
 
+#include <algorithm>
+#include <chrono>
 #include <stdexcept>
+
+#include "trainer/runtime/cuda_info.h"
 
 namespace nmt::runtime {
 namespace {
 
-at::ScalarType autocast_type(const std::string& precision) {
-  return precision == "bf16" ? at::kBFloat16 : at::kHalf;
+at::ScalarType autocast_type(Precision precision) {
+  return precision == Precision::kBf16 ? at::kBFloat16 : at::kHalf;
 }
 
-void set_cuda_autocast(bool enabled, at::ScalarType dtype) {
+void set_autocast(c10::DeviceType type, bool enabled, at::ScalarType dtype) {
 #if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 4)
-  at::autocast::set_autocast_dtype(at::kCUDA, dtype);
-  at::autocast::set_autocast_enabled(at::kCUDA, enabled);
+  at::autocast::set_autocast_dtype(type, dtype);
+  at::autocast::set_autocast_enabled(type, enabled);
 #else
-  at::autocast::set_autocast_gpu_dtype(dtype);
-  at::autocast::set_enabled(enabled);
+  if (type == c10::kCPU) {
+    at::autocast::set_autocast_cpu_dtype(dtype);
+    at::autocast::set_cpu_enabled(enabled);
+  } else {
+    at::autocast::set_autocast_gpu_dtype(dtype);
+    at::autocast::set_enabled(enabled);
+  }
 #endif
+}
+
+bool autocast_enabled(c10::DeviceType type) {
+#if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 4)
+  return at::autocast::is_autocast_enabled(type);
+#else
+  return type == c10::kCPU ? at::autocast::is_cpu_enabled() : at::autocast::is_enabled();
+#endif
+}
+
+at::ScalarType autocast_dtype(c10::DeviceType type) {
+#if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 4)
+  return at::autocast::get_autocast_dtype(type);
+#else
+  return type == c10::kCPU ? at::autocast::get_autocast_cpu_dtype()
+                           : at::autocast::get_autocast_gpu_dtype();
+#endif
+}
+
+// GFLOP/s of the best of `repeats` n x n products in `type`.
+double product_gflops(std::int64_t n, at::ScalarType type, int repeats) {
+  const auto a = at::randn({n, n}).to(type);
+  const auto b = at::randn({n, n}).to(type);
+  at::matmul(a, b);  // warm-up: oneDNN builds its kernel for the shape on first use
+  double best = 1e30;
+  for (int i = 0; i < repeats; ++i) {
+    const auto start = std::chrono::steady_clock::now();
+    const auto c = at::matmul(a, b);
+    best = std::min(
+        best, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+  }
+  return 2.0 * static_cast<double>(n * n * n) / std::max(best, 1e-9) / 1e9;
+}
+
+bool cuda_has_bf16(const c10::Device& device) {
+  for (const auto& d : cuda_devices()) {
+    if (d.index == (device.has_index() ? device.index() : 0)) return d.capability_major >= 8;
+  }
+  return false;
 }
 
 }  // namespace
 
-void check_precision(const std::string& precision, const c10::Device& device) {
-  if (precision == "fp32") return;
-  if (precision != "bf16" && precision != "fp16") {
-    throw std::invalid_argument("unknown precision '" + precision +
-                                "' (expected fp32, bf16, fp16)");
+Bf16Probe probe_cpu_bf16(std::int64_t n, int repeats) {
+  Bf16Probe probe;
+  probe.fp32_gflops = product_gflops(n, at::kFloat, repeats);
+  probe.bf16_gflops = product_gflops(n, at::kBFloat16, repeats);
+  return probe;
+}
+
+PrecisionChoice choose_cpu_precision(const Bf16Probe& probe) {
+  const bool bf16 = probe.speedup() >= kAutoBf16MinSpeedup;
+  return {bf16 ? Precision::kBf16 : Precision::kFp32,
+          fmt::format("auto: {} on this CPU (bf16 matrix products {:.0f} GFLOP/s, fp32 {:.0f}: "
+                      "{:.2f}x, {} needed for bf16)",
+                      bf16 ? "bf16" : "fp32", probe.bf16_gflops, probe.fp32_gflops, probe.speedup(),
+                      kAutoBf16MinSpeedup)};
+}
+
+PrecisionChoice resolve_precision(Precision requested, const c10::Device& device) {
+  if (device.is_cuda()) {
+    const bool bf16 = cuda_has_bf16(device);
+    switch (requested) {
+      case Precision::kAuto:
+        return {bf16 ? Precision::kBf16 : Precision::kFp32,
+                fmt::format("auto: {} on {} ({} bf16 tensor cores)", bf16 ? "bf16" : "fp32",
+                            device.str(), bf16 ? "has" : "no")};
+      case Precision::kBf16:
+        if (!bf16) {
+          throw std::invalid_argument(
+              "precision bf16 needs a GPU of compute capability 8.0 or newer; " + device.str() +
+              " is older (use fp16 or fp32)");
+        }
+        break;
+      case Precision::kFp32:
+      case Precision::kFp16:
+        break;
+    }
+    return {requested, std::string("as configured: ") + precision_name(requested)};
   }
-  if (!device.is_cuda()) {
-    throw std::invalid_argument("precision " + precision +
-                                " needs a CUDA device (--device cuda); use fp32 on CPU");
+  switch (requested) {
+    case Precision::kAuto:
+      return choose_cpu_precision(probe_cpu_bf16());
+    case Precision::kFp16:
+      throw std::invalid_argument(
+          "precision fp16 needs a CUDA device (--device cuda); on a CPU use bf16, fp32 or auto");
+    case Precision::kFp32:
+    case Precision::kBf16:
+      break;
   }
+  return {requested, std::string("as configured: ") + precision_name(requested)};
 }
 
-void configure_cuda_matmuls(const std::string& precision) {
-  if (precision == "fp32") at::globalContext().setAllowTF32CuBLAS(true);
+void configure_cuda_matmuls(Precision precision) {
+  if (precision == Precision::kFp32) at::globalContext().setAllowTF32CuBLAS(true);
 }
 
-AutocastScope::AutocastScope(const std::string& precision) : enabled_(precision != "fp32") {
-  if (enabled_) set_cuda_autocast(true, autocast_type(precision));
+AutocastScope::AutocastScope(Precision precision, const c10::Device& device)
+    : enabled_(precision == Precision::kBf16 || precision == Precision::kFp16),
+      type_(device.type()) {
+  if (precision == Precision::kAuto) {
+    throw std::logic_error("AutocastScope: resolve precision auto before use");
+  }
+  if (!enabled_) return;
+  was_enabled_ = autocast_enabled(type_);
+  was_type_ = autocast_dtype(type_);
+  set_autocast(type_, true, autocast_type(precision));
 }
 
+// Restores what was set before (a scope may nest inside another, e.g. decoding in validation).
 AutocastScope::~AutocastScope() {
   if (!enabled_) return;
-  set_cuda_autocast(false, at::kHalf);
-  at::autocast::clear_cache();
+  set_autocast(type_, was_enabled_, was_type_);
+  if (!was_enabled_) at::autocast::clear_cache();
 }
 
 LossScaler::LossScaler(bool enabled, double initial_scale, std::int64_t growth_interval)
     : enabled_(enabled), scale_(initial_scale), growth_interval_(growth_interval) {}
 
-bool LossScaler::unscale(const std::vector<at::Tensor>& parameters) {
-  if (!enabled_) return true;
+bool LossScaler::unscale(const std::vector<at::Tensor>& parameters, double divide_by) {
   std::vector<at::Tensor> grads;
   for (const auto& p : parameters) {
     if (p.grad().defined()) grads.push_back(p.grad());
   }
   if (grads.empty()) return true;
+  if (!enabled_) {
+    if (divide_by != 1.0) at::_foreach_mul_(grads, 1.0 / divide_by);  // multi-tensor, no read
+    return true;
+  }
   // Everything stays on the device until the one read below: the gradients are divided by the
-  // scale and a flag counts those holding an inf or NaN.
+  // scale (and divide_by) and a flag counts those holding an inf or NaN.
   const auto options = grads.front().options().dtype(at::kFloat);
   auto found_inf = at::zeros({1}, options);
-  const auto inv_scale = at::full({1}, 1.0 / scale_, options);
+  const auto inv_scale = at::full({1}, 1.0 / (scale_ * divide_by), options);
   if (grads.front().is_cuda()) {
     at::_amp_foreach_non_finite_check_and_unscale_(grads, found_inf, inv_scale);  // one fused pass
   } else {

@@ -1,8 +1,9 @@
 #pragma once
-// Mixed precision on CUDA, chosen at run time: bf16 autocast, or fp16 autocast with dynamic loss
-// scaling. On CPU only fp32 is offered (the paper trained in fp32; CPU autocast gains nothing on
-// this project's machines). The LibTorch autocast API changed names in 2.4; the version check
-// below is about that API, not about whether CUDA is compiled in.
+// Mixed precision, chosen at run time for the device: bf16 autocast (CUDA with bf16 tensor cores,
+// and CPUs with native bf16 matrix instructions: AMX or AVX512-BF16 through oneDNN), fp16 autocast
+// with dynamic loss scaling (CUDA), or fp32 (TF32 matrix products on CUDA). Parameters, optimizer
+// state and the loss stay fp32 in every mode. The LibTorch autocast API changed names in 2.4; the
+// version check in precision.cpp is about that API, not about whether CUDA is compiled in.
 
 #include <ATen/core/Tensor.h>
 #include <c10/core/Device.h>
@@ -11,39 +12,75 @@
 #include <string>
 #include <vector>
 
+#include "trainer/runtime/precision_mode.h"
+
 namespace nmt::runtime {
 
-// Throws std::invalid_argument for a precision the device cannot run.
-void check_precision(const std::string& precision, const c10::Device& device);
+// One fp32 and one bf16 square matrix product timed on the CPU with the current threads.
+struct Bf16Probe {
+  double fp32_gflops = 0.0;
+  double bf16_gflops = 0.0;
+  double speedup() const { return fp32_gflops > 0 ? bf16_gflops / fp32_gflops : 0.0; }
+};
+// Best of `repeats` products of n x n matrices in each type, after one untimed warm-up each
+// (about 20 ms at n = 512 on a CPU with bf16 instructions, well under a second without).
+Bf16Probe probe_cpu_bf16(std::int64_t n = 512, int repeats = 4);
+
+// auto picks bf16 on a CPU only where its bf16 products are at least this much faster than fp32:
+// native bf16 (AMX, AVX512-BF16) measures 4-6x, emulated bf16 well under 1x, and a whole training
+// step gains less than its matrix products.
+inline constexpr double kAutoBf16MinSpeedup = 2.0;
+
+struct PrecisionChoice {
+  Precision precision = Precision::kFp32;  // never kAuto
+  std::string reason;                      // one line for the log
+};
+
+// The decision for a CPU, given its probe (kept apart from the timing so it can be tested).
+PrecisionChoice choose_cpu_precision(const Bf16Probe& probe);
+
+// Resolves `requested` for `device`. auto: on CUDA bf16 when the GPU has bf16 tensor cores
+// (compute capability 8.0 or newer), else fp32; on a CPU, choose_cpu_precision(probe_cpu_bf16()).
+// Explicit choices are checked: fp16 needs CUDA (CPU autocast has no fp16), bf16 on CUDA needs
+// 8.0 or newer. Errors are std::invalid_argument saying what to use instead.
+PrecisionChoice resolve_precision(Precision requested, const c10::Device& device);
 
 // fp32 on CUDA runs its matrix products on the tensor cores in TF32 (10-bit mantissa products,
 // fp32 accumulation), as PyTorch's own training recipes do; bf16 and fp16 leave the setting alone.
 // Affects cuBLAS only, never CPU kernels.
-void configure_cuda_matmuls(const std::string& precision);
+void configure_cuda_matmuls(Precision precision);
 
-// Enables CUDA autocast for its lifetime when precision is bf16 or fp16 (no-op for fp32).
+// Enables autocast on `device`'s type for its lifetime when precision is bf16 or fp16 (no-op for
+// fp32), and restores the previous setting after. Not for kAuto: resolve first.
 class AutocastScope {
  public:
-  explicit AutocastScope(const std::string& precision);
+  AutocastScope(Precision precision, const c10::Device& device);
   ~AutocastScope();
   AutocastScope(const AutocastScope&) = delete;
   AutocastScope& operator=(const AutocastScope&) = delete;
 
  private:
   bool enabled_ = false;
+  c10::DeviceType type_ = c10::kCPU;
+  bool was_enabled_ = false;
+  c10::ScalarType was_type_ = c10::kBFloat16;
 };
 
 // Dynamic loss scaling for fp16: multiply the loss by scale(); after backward, unscale() divides
-// the gradients and reports whether they are finite; update() halves the scale after an overflow
-// (the step is then skipped) and doubles it after `growth_interval` clean steps. unscale() reads
-// one value back from the device per call, whatever the number of parameters (on CUDA the check
-// is one fused pass over all gradients); host_reads() counts those reads.
+// the gradients by the scale (and by `divide_by`, the update's target tokens, in the same pass)
+// and reports whether they are finite; update() halves the scale after an overflow (the step is
+// then skipped) and doubles it after `growth_interval` clean steps. unscale() reads one value back
+// from the device per call, whatever the number of parameters (on CUDA the check is one fused
+// pass over all gradients); host_reads() counts those reads. Disabled (bf16, fp32), unscale() only
+// divides, with one multi-tensor kernel, reads nothing and returns true.
 class LossScaler {
  public:
   explicit LossScaler(bool enabled, double initial_scale = 65536.0,
                       std::int64_t growth_interval = 2000);
+  bool enabled() const { return enabled_; }
   double scale() const { return enabled_ ? scale_ : 1.0; }
-  bool unscale(const std::vector<at::Tensor>& parameters);  // true when all gradients are finite
+  // true when all gradients are finite
+  bool unscale(const std::vector<at::Tensor>& parameters, double divide_by = 1.0);
   void update(bool finite);
   std::int64_t host_reads() const { return host_reads_; }
 

@@ -13,7 +13,7 @@
 namespace nmt::train {
 
 SplitScore score_split(model::Transformer& model, const data::TokenBatcher& batches,
-                       double label_smoothing, const std::string& precision, c10::Device device,
+                       double label_smoothing, runtime::Precision precision, c10::Device device,
                        const dist::Communicator& comm) {
   torch::NoGradGuard no_grad;
   model->eval();
@@ -23,14 +23,14 @@ SplitScore score_split(model::Transformer& model, const data::TokenBatcher& batc
   for (std::size_t i = static_cast<std::size_t>(comm.rank()); i < plan.size();
        i += static_cast<std::size_t>(comm.size())) {
     const auto batch = batches.make_batch(plan[i]);
-    runtime::AutocastScope autocast(precision);
+    runtime::AutocastScope autocast(precision, device);
     const auto logits = model->forward(batch.src.to(device), batch.tgt_in.to(device));
     const auto terms = optim::label_smoothed_loss(logits.reshape({-1, logits.size(-1)}),
                                                   batch.tgt_out.to(device).reshape({-1}),
                                                   label_smoothing, preprocess::kPadId);
     nll += terms.nll.item<double>();
     loss += terms.smoothed.item<double>();
-    tokens += terms.tokens;
+    tokens += batch.tgt_tokens;
   }
   model->train();
   std::vector<double> sums = {nll, loss, static_cast<double>(tokens)};
@@ -59,6 +59,7 @@ double split_bleu(model::Transformer& model, const preprocess::ShardDataset& dat
   options.greedy = settings.beam == 1;
   options.beam.beam_size = settings.beam;
   options.beam.length_penalty = settings.alpha;
+  options.precision = settings.precision;
   decode::Translator translator(model, vocab, device, options);
   const auto results = translator.translate_ids(sources);
   model->train();

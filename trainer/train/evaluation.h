@@ -13,6 +13,7 @@
 #include "trainer/data/batching.h"
 #include "trainer/dist/communicator.h"
 #include "trainer/model/transformer.h"
+#include "trainer/runtime/precision_mode.h"
 
 namespace nmt::train {
 
@@ -25,13 +26,14 @@ struct SplitScore {
 // scores its share (batches r, r + N, ...) and the sums are added over ranks. Leaves the model
 // in training mode.
 SplitScore score_split(model::Transformer& model, const data::TokenBatcher& batches,
-                       double label_smoothing, const std::string& precision, c10::Device device,
+                       double label_smoothing, runtime::Precision precision, c10::Device device,
                        const dist::Communicator& comm);
 
 struct BleuSettings {
-  std::int64_t beam = 4;       // 1: greedy
-  double alpha = 0.6;          // length penalty
-  std::int64_t sentences = 0;  // the first N pairs; 0: all
+  std::int64_t beam = 4;                                     // 1: greedy
+  double alpha = 0.6;                                        // length penalty
+  std::int64_t sentences = 0;                                // the first N pairs; 0: all
+  runtime::Precision precision = runtime::Precision::kFp32;  // resolved (not auto)
 };
 
 // Corpus BLEU (sacreBLEU defaults) of the model's translations of `data`'s sources against its

@@ -4,8 +4,6 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 #include <torch/cuda.h>
-#include <torch/nn/utils/clip_grad.h>
-#include <torch/optim/adam.h>
 #include <torch/utils.h>
 
 #include <chrono>
@@ -19,12 +17,15 @@
 #include "trainer/dist/gradient_reducer.h"
 #include "trainer/dist/replica_check.h"
 #include "trainer/model/transformer.h"
+#include "trainer/optim/fused_adam.h"
+#include "trainer/optim/gradients.h"
 #include "trainer/optim/label_smoothing.h"
 #include "trainer/optim/noam_schedule.h"
 #include "trainer/runtime/blas_backend.h"
 #include "trainer/runtime/cuda_info.h"
 #include "trainer/runtime/device.h"
 #include "trainer/runtime/precision.h"
+#include "trainer/train/batch_stream.h"
 #include "trainer/train/evaluation.h"
 
 namespace nmt::train {
@@ -37,13 +38,27 @@ double seconds_since(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
 }
 
-// Sums over all ranks, except the local_* fields (this rank's share, for its own tokens/s).
+// Token counts are sums over all ranks; the loss sums are this rank's, on the device, read (and
+// summed over ranks) only when logged; local_* fields are this rank's share, for its own tokens/s.
 struct UpdateStats {
-  double loss_sum = 0, nll_sum = 0;
+  at::Tensor loss_sum, nll_sum;  // 0-dim, this rank's batches
   std::int64_t tgt_tokens = 0, src_tokens = 0;
   std::int64_t local_tokens = 0;    // source + target tokens of this rank's batches
   double allreduce_seconds = 0.0;   // this rank's wait for the gradient all-reduce
   bool checkpoint_by_time = false;  // rank 0's clock decides, so every rank agrees
+};
+
+// The updates between two log steps: their tokens (all ranks; local_tokens this rank's) and time.
+struct LogWindow {
+  std::int64_t steps = 0, tokens = 0, local_tokens = 0;
+  double seconds = 0.0, allreduce_seconds = 0.0;
+  void add(const UpdateStats& u, double step_seconds) {
+    ++steps;
+    tokens += u.src_tokens + u.tgt_tokens;
+    local_tokens += u.local_tokens;
+    seconds += step_seconds;
+    allreduce_seconds += u.allreduce_seconds;
+  }
 };
 
 }  // namespace
@@ -57,34 +72,36 @@ struct Trainer::Impl {
   std::unique_ptr<dist::GradientReducer> reducer;             // with several ranks
   double allreduce_seconds = 0.0, step_seconds_total = 0.0;
   c10::Device device{c10::kCPU};
+  runtime::Precision precision = runtime::Precision::kFp32;  // resolved: never auto
   preprocess::ShardDataset train_data, valid_data;
   std::unique_ptr<data::TokenBatcher> train_batches, valid_batches;
+  std::unique_ptr<BatchStream> batches;  // this rank's share of train_batches
   model::Transformer model{nullptr};
-  std::unique_ptr<torch::optim::Adam> adam;
+  std::unique_ptr<optim::FusedAdam> adam;
   runtime::LossScaler scaler{false};
   checkpoint::TrainingState state;
-  data::BatchPlan plan;  // of state.epoch
-  std::int64_t plan_epoch = -1;
   Clock::time_point last_checkpoint = Clock::now();
   Clock::time_point run_start = Clock::now();
   double elapsed_before = 0.0;  // training seconds of earlier processes (from the checkpoint)
 
   void setup();
+  void choose_precision();
   void setup_data_parallel();
-  data::Batch next_batch();
   UpdateStats update();
   double gradient_norm() const;
+  std::pair<double, double> read_losses(const UpdateStats& u) const;
   SplitScore validate();
   double validation_bleu();
   std::unique_ptr<preprocess::Vocabulary> vocab;  // loaded for validation BLEU only
   void after_update(const UpdateStats& u, double step_seconds, ProgressMeter& progress,
                     TrainResult& result);
-  void log_update(const UpdateStats& u, double step_seconds);
+  LogWindow window;  // the updates since the last log step
+  void log_update(const UpdateStats& u, LogWindow& w, TrainResult& result);
   bool validate_and_keep_best(TrainResult& result);
   void log_validation_bleu();
   bool maybe_checkpoint(const UpdateStats& u, const TrainResult& result);
   void save(const std::string& path);
-  void log_rank_throughput(const UpdateStats& u, double step_seconds);
+  void log_rank_throughput(const LogWindow& w);
 };
 
 void Trainer::Impl::setup() {
@@ -96,11 +113,10 @@ void Trainer::Impl::setup() {
         runtime::device_for_rank(comm.local_rank(), static_cast<int>(torch::cuda::device_count()));
   }
   if (device.is_cpu()) runtime::configure_cpu_threads(t.threads);
-  runtime::check_precision(t.precision, device);
-  if (device.is_cuda()) runtime::configure_cuda_matmuls(t.precision);
-  scaler = runtime::LossScaler(t.precision == "fp16");
+  choose_precision();
   train_data = preprocess::ShardDataset::open(config.data.dir, config.data.train_split);
   train_batches = std::make_unique<data::TokenBatcher>(train_data, config.data, t.seed);
+  batches = std::make_unique<BatchStream>(*train_batches, comm.rank(), comm.size(), device);
   if (!config.data.valid_split.empty()) {
     preprocess::DatasetOptions same_vocab;
     same_vocab.expect_vocab_sha256 = train_data.manifest().vocab_sha256;
@@ -114,47 +130,48 @@ void Trainer::Impl::setup() {
   torch::manual_seed(t.seed);
   model = model::Transformer(config.model);
   model->to(device);
-  adam = std::make_unique<torch::optim::Adam>(
-      model->parameters(),
-      torch::optim::AdamOptions(0.0).betas({t.adam_beta1, t.adam_beta2}).eps(t.adam_eps));
+  optim::AdamSettings adam_settings;
+  adam_settings.beta1 = t.adam_beta1;
+  adam_settings.beta2 = t.adam_beta2;
+  adam_settings.eps = t.adam_eps;
+  adam = std::make_unique<optim::FusedAdam>(model->parameters(), adam_settings);
 }
 
-data::Batch Trainer::Impl::next_batch() {
-  while (true) {
-    if (plan_epoch != state.epoch) {
-      plan = train_batches->epoch_plan(state.epoch);
-      plan_epoch = state.epoch;
-      if (plan.empty()) throw std::runtime_error("no training batches: is the train split empty?");
+// The precision this run trains and validates in (auto resolved on this device; every rank must
+// agree, so auto is bf16 only where every rank chose it). The resolved value replaces auto in the
+// run's config, hence in config.yaml and its checkpoints.
+void Trainer::Impl::choose_precision() {
+  auto choice = runtime::resolve_precision(config.train.precision, device);
+  if (comm.size() > 1 && config.train.precision == runtime::Precision::kAuto) {
+    std::vector<double> bf16 = {choice.precision == runtime::Precision::kBf16 ? 1.0 : 0.0};
+    comm.allreduce_sum(bf16);
+    if (choice.precision == runtime::Precision::kBf16 && bf16[0] < comm.size()) {
+      choice = {runtime::Precision::kFp32, "auto: fp32, as some ranks' devices lack fast bf16"};
     }
-    // Each micro-step takes one batch per rank (rank r: the r-th); an epoch's last batches that
-    // cannot give every rank one are left for the next epoch's shuffle.
-    if (state.batch_in_epoch + comm.size() <= static_cast<std::int64_t>(plan.size())) break;
-    if (state.batch_in_epoch == 0) {
-      throw std::runtime_error(fmt::format("an epoch has {} batches, fewer than the {} ranks",
-                                           plan.size(), comm.size()));
-    }
-    ++state.epoch;
-    state.batch_in_epoch = 0;
   }
-  auto batch =
-      train_batches->make_batch(plan[static_cast<std::size_t>(state.batch_in_epoch + comm.rank())]);
-  state.batch_in_epoch += comm.size();
-  batch.src = batch.src.to(device);
-  batch.tgt_in = batch.tgt_in.to(device);
-  batch.tgt_out = batch.tgt_out.to(device);
-  return batch;
+  precision = choice.precision;
+  config.train.precision = precision;
+  if (device.is_cuda()) runtime::configure_cuda_matmuls(precision);
+  scaler = runtime::LossScaler(precision == runtime::Precision::kFp16);
+  if (comm.is_root()) {
+    spdlog::info("precision {} ({}), Adam {}", runtime::precision_name(precision), choice.reason,
+                 optim::fused_adam_available(device.type()) ? "fused" : "per parameter");
+  }
 }
 
+// One update. Nothing in it reads a value back from the device except the fp16 scaler's one
+// finite check: the losses stay on the device until a log step reads them (read_losses), token
+// counts come from the host batches, clipping and Adam run as device kernels.
 UpdateStats Trainer::Impl::update() {
   const auto& t = config.train;
   UpdateStats u;
   comm.set_step(state.step + 1);
   adam->zero_grad();
   for (std::int64_t a = 0; a < t.accumulation; ++a) {
-    const auto batch = next_batch();
+    const auto batch = batches->next();
     optim::LossTerms terms;
     {
-      runtime::AutocastScope autocast(t.precision);
+      runtime::AutocastScope autocast(precision, device);
       const auto logits = model->forward(batch.src, batch.tgt_in);  // [batch, tgt_len, vocab]
       terms = optim::label_smoothed_loss(logits.reshape({-1, logits.size(-1)}),
                                          batch.tgt_out.reshape({-1}), t.label_smoothing,
@@ -162,9 +179,11 @@ UpdateStats Trainer::Impl::update() {
     }
     if (reducer && a + 1 == t.accumulation) reducer->arm();
     (terms.smoothed * scaler.scale()).backward();
-    u.loss_sum += terms.smoothed.item<double>();
-    u.nll_sum += terms.nll.item<double>();
-    u.tgt_tokens += terms.tokens;
+    batches->prefetch();  // the GPU is busy with the backward pass: build the next batch meanwhile
+    const auto loss = terms.smoothed.detach();  // [] fp32
+    u.loss_sum = a == 0 ? loss : u.loss_sum + loss;
+    u.nll_sum = a == 0 ? terms.nll : u.nll_sum + terms.nll;
+    u.tgt_tokens += batch.tgt_tokens;
     u.src_tokens += batch.src_tokens;
   }
   u.local_tokens = u.src_tokens + u.tgt_tokens;
@@ -174,45 +193,47 @@ UpdateStats Trainer::Impl::update() {
     u.allreduce_seconds = comm.take_wait_seconds();
     const bool by_time = comm.is_root() && config.checkpoint.every_minutes > 0 &&
                          seconds_since(last_checkpoint) >= 60.0 * config.checkpoint.every_minutes;
-    std::vector<double> sums = {u.loss_sum, u.nll_sum, static_cast<double>(u.tgt_tokens),
+    std::vector<double> sums = {static_cast<double>(u.tgt_tokens),
                                 static_cast<double>(u.src_tokens), by_time ? 1.0 : 0.0};
     comm.allreduce_sum(sums);
-    u.loss_sum = sums[0];
-    u.nll_sum = sums[1];
-    u.tgt_tokens = static_cast<std::int64_t>(sums[2]);
-    u.src_tokens = static_cast<std::int64_t>(sums[3]);
-    u.checkpoint_by_time = sums[4] > 0;
+    u.tgt_tokens = static_cast<std::int64_t>(sums[0]);
+    u.src_tokens = static_cast<std::int64_t>(sums[1]);
+    u.checkpoint_by_time = sums[2] > 0;
   }
   // Token-averaged gradients: the update's loss is the mean over all its target tokens (of all
-  // ranks: the reducer left the sum over ranks in .grad).
-  const bool finite = scaler.unscale(model->parameters());
-  for (auto& p : model->parameters()) {
-    if (p.grad().defined())
-      p.grad().div_(static_cast<double>(std::max<std::int64_t>(u.tgt_tokens, 1)));
-  }
-  if (t.clip_norm > 0) torch::nn::utils::clip_grad_norm_(model->parameters(), t.clip_norm);
+  // ranks: the reducer left the sum over ranks in .grad). The division shares the scaler's pass.
+  const auto parameters = model->parameters();
+  const bool finite =
+      scaler.unscale(parameters, static_cast<double>(std::max<std::int64_t>(u.tgt_tokens, 1)));
+  if (t.clip_norm > 0) optim::clip_gradient_norm(parameters, t.clip_norm);
   const double lr =
       optim::noam_learning_rate(state.step + 1, config.model.d_model, t.warmup_steps, t.lr_factor);
-  for (auto& group : adam->param_groups())
-    static_cast<torch::optim::AdamOptions&>(group.options()).lr(lr);
-  if (finite) adam->step();
+  if (finite) adam->step(lr);
   scaler.update(finite);
   ++state.step;
+  const auto position = batches->position();
+  state.epoch = position.epoch;
+  state.batch_in_epoch = position.batch_in_epoch;
   return u;
 }
 
+// The update's mean losses per target token, summed over ranks: a read from the device and, with
+// several ranks, a collective, so only on log steps (every rank calls it on the same steps).
+std::pair<double, double> Trainer::Impl::read_losses(const UpdateStats& u) const {
+  std::vector<double> sums = {u.loss_sum.item<double>(), u.nll_sum.item<double>()};
+  if (comm.size() > 1) comm.allreduce_sum(sums);
+  const double tokens = static_cast<double>(std::max<std::int64_t>(u.tgt_tokens, 1));
+  return {sums[0] / tokens, sums[1] / tokens};
+}
+
 double Trainer::Impl::gradient_norm() const {
-  double squares = 0;
-  for (const auto& p : model->parameters()) {
-    if (p.grad().defined()) squares += p.grad().pow(2).sum().item<double>();
-  }
-  return std::sqrt(squares);
+  const auto norm = optim::gradient_norm(model->parameters());
+  return norm.defined() ? norm.item<double>() : 0.0;
 }
 
 SplitScore Trainer::Impl::validate() {
   if (!valid_batches) return {};
-  return score_split(model, *valid_batches, config.train.label_smoothing, config.train.precision,
-                     device, comm);
+  return score_split(model, *valid_batches, config.train.label_smoothing, precision, device, comm);
 }
 
 double Trainer::Impl::validation_bleu() {
@@ -224,6 +245,7 @@ double Trainer::Impl::validation_bleu() {
   BleuSettings settings;
   settings.beam = t.valid_bleu_beam;
   settings.sentences = t.valid_bleu_sentences;
+  settings.precision = precision;
   return split_bleu(model, valid_data, *vocab, device, settings);
 }
 
@@ -232,15 +254,15 @@ void Trainer::Impl::save(const std::string& path) {
   if (!comm.is_root()) return;
   fs::create_directories(fs::path(path).parent_path());
   state.elapsed_seconds = elapsed_before + seconds_since(run_start);
-  checkpoint::save_checkpoint(path, *model, adam.get(), state, config);
+  checkpoint::save_checkpoint(path, *model, &adam->state(), state, config);
   last_checkpoint = Clock::now();
 }
 
 // Every rank reports its own throughput and all-reduce wait through rank 0, so a straggler shows
 // in the tracker as one rank's low tokens/s and the others' long waits.
-void Trainer::Impl::log_rank_throughput(const UpdateStats& u, double step_seconds) {
-  const auto tok_s = comm.gather(static_cast<double>(u.local_tokens) / step_seconds);
-  const auto waits = comm.gather(u.allreduce_seconds / step_seconds);
+void Trainer::Impl::log_rank_throughput(const LogWindow& w) {
+  const auto tok_s = comm.gather(static_cast<double>(w.local_tokens) / w.seconds);
+  const auto waits = comm.gather(w.allreduce_seconds / w.seconds);
   if (!comm.is_root()) return;
   for (int r = 0; r < comm.size(); ++r) {
     sink->log(fmt::format("train/rank{}/tokens_per_s", r), state.step, tok_s[r]);
@@ -248,25 +270,32 @@ void Trainer::Impl::log_rank_throughput(const UpdateStats& u, double step_second
   }
 }
 
-// The train/* metrics and the progress line of one update (rank 0 writes; every rank joins the
-// collectives behind the gradient norm and the per-rank throughput).
-void Trainer::Impl::log_update(const UpdateStats& u, double step_seconds) {
+// The train/* metrics and the progress line of the updates since the last log step (rank 0
+// writes; every rank joins the collectives behind the losses, the gradient norm and the per-rank
+// throughput). The loss read waits for the device's queued work, so the window's time, the
+// updates' own time plus that wait, is what the device took.
+void Trainer::Impl::log_update(const UpdateStats& u, LogWindow& w, TrainResult& result) {
   const auto& t = config.train;
   const std::int64_t step = state.step;
-  if (comm.size() > 1) log_rank_throughput(u, step_seconds);
-  const double tokens = static_cast<double>(std::max<std::int64_t>(u.tgt_tokens, 1));
+  const auto read_start = Clock::now();
+  const auto [loss, nll] = read_losses(u);
+  const double grad_norm = gradient_norm();
+  w.seconds = std::max(w.seconds + seconds_since(read_start), 1e-9);
+  result.last_train_loss = loss;
+  if (comm.size() > 1) log_rank_throughput(w);
   const double lr =
       optim::noam_learning_rate(step, config.model.d_model, t.warmup_steps, t.lr_factor);
-  const double tok_s = static_cast<double>(u.src_tokens + u.tgt_tokens) / step_seconds;
-  const double grad_norm = gradient_norm();
+  const double tok_s = static_cast<double>(w.tokens) / w.seconds;
+  const double ms_per_step =
+      1000.0 * w.seconds / static_cast<double>(std::max<std::int64_t>(w.steps, 1));
   if (!comm.is_root()) return;
-  sink->log("train/loss", step, u.loss_sum / tokens);
-  sink->log("train/nll", step, u.nll_sum / tokens);
-  sink->log("train/ppl", step, std::exp(u.nll_sum / tokens));
+  sink->log("train/loss", step, loss);
+  sink->log("train/nll", step, nll);
+  sink->log("train/ppl", step, std::exp(nll));
   sink->log("train/lr", step, lr);
   sink->log("train/grad_norm", step, grad_norm);
   sink->log("train/tokens_per_s", step, tok_s);
-  sink->log("train/ms_per_step", step, 1000.0 * step_seconds);
+  sink->log("train/ms_per_step", step, ms_per_step);
   std::string memory;
   if (device.is_cuda()) {
     const double peak_gib =
@@ -274,12 +303,11 @@ void Trainer::Impl::log_update(const UpdateStats& u, double step_seconds) {
     sink->log("gpu/peak_memory_gib", step, peak_gib);
     memory = fmt::format(", peak {:.2f} GiB on {}", peak_gib, device.str());
   }
-  spdlog::info(
-      "step {}: loss {:.3f}, ppl {:.2f}, lr {:.3g}, {:.0f} tokens/s, {:.0f} ms/step{}{}", step,
-      u.loss_sum / tokens, std::exp(u.nll_sum / tokens), lr, tok_s, 1000.0 * step_seconds, memory,
-      comm.size() > 1 ? fmt::format(" ({} ranks, {:.0f}% waiting on all-reduce)", comm.size(),
-                                    100.0 * u.allreduce_seconds / step_seconds)
-                      : "");
+  spdlog::info("step {}: loss {:.3f}, ppl {:.2f}, lr {:.3g}, {:.0f} tokens/s, {:.0f} ms/step{}{}",
+               step, loss, std::exp(nll), lr, tok_s, ms_per_step, memory,
+               comm.size() > 1 ? fmt::format(" ({} ranks, {:.0f}% waiting on all-reduce)",
+                                             comm.size(), 100.0 * w.allreduce_seconds / w.seconds)
+                               : "");
 }
 
 // Validation perplexity (every rank, a collective), the best checkpoint and early stopping.
@@ -343,11 +371,13 @@ void Trainer::Impl::after_update(const UpdateStats& u, double step_seconds, Prog
   const std::int64_t step = state.step;
   const bool last = step == t.max_steps;
   const auto due = [&](std::int64_t every) { return every > 0 && (step % every == 0 || last); };
-  result.last_train_loss =
-      u.loss_sum / static_cast<double>(std::max<std::int64_t>(u.tgt_tokens, 1));
   allreduce_seconds += u.allreduce_seconds;
   step_seconds_total += step_seconds;
-  if (step % t.log_every == 0 || last) log_update(u, step_seconds);
+  window.add(u, step_seconds);
+  if (step % t.log_every == 0 || last) {
+    log_update(u, window, result);
+    window = LogWindow();
+  }
   if (comm.is_root()) {
     progress.update(step, static_cast<double>(step) / static_cast<double>(t.max_steps));
   }
@@ -386,13 +416,15 @@ void Trainer::Impl::setup_data_parallel() {
   // CUDA: NCCL when this LibTorch has it (auto) or when asked for; else CUDA-aware MPI when the
   // MPI library says it is (auto) or when asked for (mpi); else host staging.
   const bool cuda = device.is_cuda();
-  if (d.backend == "nccl" || (cuda && d.backend == "auto" && dist::nccl_available())) {
+  if (d.backend == DistBackend::kNccl ||
+      (cuda && d.backend == DistBackend::kAuto && dist::nccl_available())) {
     if (!cuda) throw std::runtime_error("dist.backend nccl needs a CUDA device (train.device)");
     device_collective = dist::make_nccl_collective(comm, d.hang_timeout_s);
     options.device_collective = device_collective.get();
   }
   options.device_buffers =
-      cuda && (d.backend == "mpi" || (d.backend == "auto" && dist::Communicator::cuda_aware()));
+      cuda && (d.backend == DistBackend::kMpi ||
+               (d.backend == DistBackend::kAuto && dist::Communicator::cuda_aware()));
   reducer = std::make_unique<dist::GradientReducer>(model->parameters(), comm, options);
   const auto sizes = reducer->bucket_elements();
   if (comm.is_root()) {
@@ -425,7 +457,8 @@ TrainResult Trainer::run(bool resume) {
   m.setup();
   const auto existing = checkpoint::list_checkpoints(m.run_dir);
   if (resume && !existing.empty()) {
-    m.state = checkpoint::load_checkpoint(existing.back(), *m.model, m.adam.get(), m.config);
+    m.state = checkpoint::load_checkpoint(existing.back(), *m.model, &m.adam->state(), m.config);
+    m.batches->seek({m.state.epoch, m.state.batch_in_epoch});
     spdlog::info("resumed from {} at step {} (epoch {}, batch {})", existing.back(), m.state.step,
                  m.state.epoch, m.state.batch_in_epoch);
   } else if (!existing.empty()) {

@@ -24,7 +24,8 @@ namespace nmt::train {
 struct TrainResult {
   std::int64_t steps = 0;
   double best_valid_nll = 0.0;      // per target token
-  double last_train_loss = 0.0;     // smoothed, per target token, of the last update
+  double last_train_loss = 0.0;     // smoothed, per target token, of the last logged update
+                                    // (the last step is always logged)
   double seconds = 0.0;             // training time of this process
   double allreduce_fraction = 0.0;  // of step time spent waiting on gradient all-reduces
   std::int64_t parameters = 0;
