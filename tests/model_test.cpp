@@ -127,8 +127,10 @@ TEST(Transformer, OutputShapes) {
 
 TEST(Transformer, ConstructorValidatesConfig) {
   auto config = tiny_config();
-  config.norm = "sandwich";
-  NMT_EXPECT_THROW_WITH(Transformer{config}, std::invalid_argument, "model.norm", "sandwich");
+  config.d_k = 0;
+  NMT_EXPECT_THROW_WITH(Transformer{config}, std::invalid_argument, "model.heads", "positive");
+  NMT_EXPECT_THROW_WITH(parse_norm("sandwich"), std::invalid_argument, "unknown norm 'sandwich'",
+                        "expected post, pre");
 }
 
 TEST(Transformer, RejectsSequencesLongerThanMaxPositions) {
@@ -141,7 +143,7 @@ TEST(Transformer, RejectsSequencesLongerThanMaxPositions) {
 TEST(Transformer, DecoderIsCausal) {
   for (const std::string norm : {"post", "pre"}) {
     auto config = tiny_config();
-    config.norm = norm;
+    config.norm = parse_norm(norm);
     auto model = make_model(config);
     const auto src = batch({{5, 6, 7, 8, 9}, {10, 11, 12}});
     const auto memory = model->encode(src);
@@ -163,7 +165,7 @@ TEST(Transformer, DecoderIsCausal) {
 TEST(Transformer, PaddingDoesNotChangeRealPositions) {
   for (const std::string norm : {"post", "pre"}) {
     auto config = tiny_config();
-    config.norm = norm;
+    config.norm = parse_norm(norm);
     auto model = make_model(config);
     const auto src = random_tokens(1, 5, config.vocab_size);
     const auto tgt = random_tokens(1, 6, config.vocab_size);
@@ -329,7 +331,7 @@ TEST(PositionalEncoding, SinusoidsAreABufferAndLearnedPositionsAParameter) {
   // The same table, so the same rounding: exactly rows 5..7.
   expect_tensor_near(fixed(5, 3), sinusoidal_encoding(64, 16).narrow(0, 5, 3), 0.0, "rows 5..7");
 
-  config.positions = "learned";
+  config.positions = Positions::kLearned;
   PositionalEncoding learned(config);
   ASSERT_EQ(learned->named_parameters().size(), 1u);
   EXPECT_EQ(learned->named_parameters()["weight"].sizes(), (std::vector<std::int64_t>{64, 16}));
@@ -377,7 +379,7 @@ std::vector<Table3Row> table3_rows() {
       row("D P_drop=0.2", [](ModelConfig& c) { c.dropout = 0.2; }),
       row("D eps_ls=0.0", [](ModelConfig&) {}),  // label smoothing: not a model parameter
       row("D eps_ls=0.2", [](ModelConfig&) {}),
-      row("E learned positions", [](ModelConfig& c) { c.positions = "learned"; }),
+      row("E learned positions", [](ModelConfig& c) { c.positions = Positions::kLearned; }),
       row(
           "big",
           [](ModelConfig& c) {
@@ -435,7 +437,7 @@ TEST(Transformer, EmbeddingSharingVariants) {
   };
   for (const auto& variant : variants) {
     auto config = tiny_config();
-    config.embedding_sharing = variant.sharing;
+    config.embedding_sharing = parse_embedding_sharing(variant.sharing);
     auto model = make_model(config);
     EXPECT_EQ(numel_sum(*model), config.expected_parameter_count()) << variant.sharing;
     const auto names = parameter_names(*model);
@@ -484,7 +486,7 @@ TEST(Transformer, SharedEmbeddingFeedsBothStacksAndTheProjection) {
 
 TEST(Transformer, PreNormBuildsWithFinalNorms) {
   auto config = tiny_config();
-  config.norm = "pre";
+  config.norm = NormPlacement::kPre;
   auto model = make_model(config);
   EXPECT_EQ(numel_sum(*model), config.expected_parameter_count());
   const auto names = parameter_names(*model);
@@ -501,7 +503,7 @@ TEST(Transformer, PreNormBuildsWithFinalNorms) {
   expect_tensor_near(memory.var(-1, false), at::ones({2, 5}), 1e-3, "variance over d_model");
   EXPECT_TRUE(model->forward(src, tgt).isfinite().all().item<bool>());
 
-  config.norm = "post";
+  config.norm = NormPlacement::kPost;
   const auto post_names = parameter_names(*make_model(config));
   EXPECT_EQ(post_names.count("encoder.norm.weight"), 0u);
   EXPECT_EQ(post_names.count("decoder.norm.weight"), 0u);
@@ -532,9 +534,9 @@ void check_incremental_decoding(const ModelConfig& config, const std::string& wh
 TEST(Transformer, IncrementalDecodingMatchesFullDecode) {
   check_incremental_decoding(tiny_config(), "post-norm, sinusoids, shared");
   auto config = tiny_config();
-  config.norm = "pre";
-  config.positions = "learned";
-  config.embedding_sharing = "none";
+  config.norm = NormPlacement::kPre;
+  config.positions = Positions::kLearned;
+  config.embedding_sharing = EmbeddingSharing::kNone;
   check_incremental_decoding(config, "pre-norm, learned positions, unshared");
 }
 
@@ -588,7 +590,7 @@ TEST(Transformer, StableParameterNames) {
   // Sinusoids are buffers, never counted; learned positions are parameters.
   EXPECT_EQ(names.count("encoder_positions.weight"), 0u);
   EXPECT_EQ(model->named_buffers().contains("decoder_positions.weight"), true);
-  config.positions = "learned";
+  config.positions = Positions::kLearned;
   const auto learned = parameter_names(*make_model(config));
   EXPECT_EQ(learned.count("encoder_positions.weight"), 1u);
   EXPECT_EQ(learned.count("decoder_positions.weight"), 1u);

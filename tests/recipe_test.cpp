@@ -5,7 +5,9 @@
 #include <ATen/ops/randn.h>
 #include <ATen/ops/tensor.h>
 
+#include <chrono>
 #include <cmath>
+#include <limits>
 #include <set>
 
 #include "common/config_loader.h"
@@ -18,6 +20,7 @@
 #include "trainer/optim/label_smoothing.h"
 #include "trainer/optim/noam_schedule.h"
 #include "trainer/train/batch_stream.h"
+#include "trainer/train/checkpoint_policy.h"
 #include "trainer/train_config.h"
 
 namespace nmt {
@@ -245,6 +248,39 @@ TEST(BatchStream, ShardsByRankPrefetchesWithoutMovingAndResumes) {
   resumed.seek(rank1.position());
   const auto next_expected = rank1.next();
   EXPECT_TRUE(at::equal(resumed.next().src, next_expected.src));
+}
+
+TEST(CheckpointPolicy, DueByStepsMinutesAtTheLastStepAndOnEarlyStop) {
+  using Clock = train::CheckpointPolicy::Clock;
+  CheckpointConfig c;
+  c.every_steps = 100;
+  c.every_minutes = 10;
+  const auto t0 = Clock::time_point{} + std::chrono::hours(1);
+  train::CheckpointPolicy policy(c, 1050, t0);
+  EXPECT_TRUE(policy.due(200, false, false));
+  EXPECT_FALSE(policy.due(201, false, false));
+  EXPECT_TRUE(policy.due(201, true, false)) << "the minutes ran out";
+  EXPECT_TRUE(policy.due(1050, false, false)) << "the last step";
+  EXPECT_TRUE(policy.due(777, false, true)) << "stopping early";
+  EXPECT_FALSE(policy.time_is_up(t0 + std::chrono::minutes(9)));
+  EXPECT_TRUE(policy.time_is_up(t0 + std::chrono::minutes(10)));
+  policy.saved(t0 + std::chrono::minutes(10));
+  EXPECT_FALSE(policy.time_is_up(t0 + std::chrono::minutes(19))) << "counted from the last save";
+  c.every_minutes = 0;
+  EXPECT_FALSE(train::CheckpointPolicy(c, 10, t0).time_is_up(t0 + std::chrono::hours(100)));
+}
+
+TEST(EarlyStopping, StopsAfterPatienceValidationsWithoutANewBest) {
+  train::ValidationRecord record{std::numeric_limits<double>::infinity(), 0};
+  EXPECT_TRUE(train::record_validation(record, 2.0));
+  EXPECT_FALSE(train::record_validation(record, 2.5));
+  EXPECT_FALSE(train::should_stop_early(record, 2));
+  EXPECT_FALSE(train::record_validation(record, 2.0)) << "equal is no improvement";
+  EXPECT_TRUE(train::should_stop_early(record, 2));
+  EXPECT_FALSE(train::should_stop_early(record, 0)) << "0: never";
+  EXPECT_TRUE(train::record_validation(record, 1.5));
+  EXPECT_EQ(record.without_improvement, 0);
+  EXPECT_EQ(record.best_nll, 1.5);
 }
 
 TEST(RunConfig, DefaultsAreThePaperBaseAndFilesAreStrict) {

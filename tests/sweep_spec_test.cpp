@@ -36,7 +36,7 @@ TEST(SweepSpec, ShippedTable3HasEveryRowWithThePapersFigures) {
   EXPECT_EQ(spec.rows[7].config.model.expected_parameter_count(), 33656832);    // C, N 2
   EXPECT_EQ(spec.rows[10].config.model.expected_parameter_count(), 26834944);   // C, d_model 256
   EXPECT_EQ(spec.rows[11].config.model.expected_parameter_count(), 163889152);  // C, 1024
-  EXPECT_EQ(spec.rows[18].config.model.positions, "learned");
+  EXPECT_EQ(spec.rows[18].config.model.positions, model::Positions::kLearned);
   EXPECT_EQ(spec.rows[19].config.model.expected_parameter_count(), 214245376);  // big
   EXPECT_EQ(spec.rows[19].config.train.max_steps, 300000);
   EXPECT_DOUBLE_EQ(spec.rows[19].reference.bleu, 26.4);

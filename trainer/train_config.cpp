@@ -3,8 +3,10 @@
 #include <yaml-cpp/yaml.h>
 
 #include <stdexcept>
+#include <type_traits>
 
 #include "common/config_loader.h"
+#include "common/named_choices.h"
 
 namespace nmt {
 namespace {
@@ -109,6 +111,11 @@ void sections(V& v, RunConfig& c) {
   v("tracker", c.tracker);
 }
 
+template <typename Enum>
+const char* name_of(Enum value) {
+  return model::enum_name(value);
+}
+
 // Reads one section's fields; enums go through their one parser, errors located at the key.
 struct FieldReader {
   const ConfigSection& s;
@@ -138,6 +145,15 @@ struct FieldReader {
   void operator()(const char* key, DistBackend& value) const {
     choice(key, value, parse_dist_backend, dist_backend_name);
   }
+  void operator()(const char* key, model::Positions& value) const {
+    choice(key, value, model::parse_positions, name_of<model::Positions>);
+  }
+  void operator()(const char* key, model::NormPlacement& value) const {
+    choice(key, value, model::parse_norm, name_of<model::NormPlacement>);
+  }
+  void operator()(const char* key, model::EmbeddingSharing& value) const {
+    choice(key, value, model::parse_embedding_sharing, name_of<model::EmbeddingSharing>);
+  }
 };
 
 struct SectionReader {
@@ -153,7 +169,7 @@ struct SectionReader {
 
 struct FieldWriter {
   YAML::Emitter& out;
-  template <typename T>
+  template <typename T, typename = std::enable_if_t<!std::is_enum_v<T>>>
   void operator()(const char* key, const T& value) const {
     out << YAML::Key << key << YAML::Value << value;
   }
@@ -162,6 +178,10 @@ struct FieldWriter {
   }
   void operator()(const char* key, const DistBackend& value) const {
     out << YAML::Key << key << YAML::Value << dist_backend_name(value);
+  }
+  template <typename Enum, typename = std::enable_if_t<std::is_enum_v<Enum>>, typename = void>
+  void operator()(const char* key, const Enum& value) const {
+    out << YAML::Key << key << YAML::Value << model::enum_name(value);
   }
 };
 
@@ -193,27 +213,19 @@ RunConfig load_root(const YAML::Node& root, const std::string& source) {
 
 }  // namespace
 
+namespace {
+constexpr NamedChoices<DistBackend, 4> kDistBackends{{{{DistBackend::kAuto, "auto"},
+                                                       {DistBackend::kMpi, "mpi"},
+                                                       {DistBackend::kMpiStaged, "mpi-staged"},
+                                                       {DistBackend::kNccl, "nccl"}}}};
+}  // namespace
+
 DistBackend parse_dist_backend(const std::string& name) {
-  if (name == "auto") return DistBackend::kAuto;
-  if (name == "mpi") return DistBackend::kMpi;
-  if (name == "mpi-staged") return DistBackend::kMpiStaged;
-  if (name == "nccl") return DistBackend::kNccl;
-  throw std::invalid_argument("unknown backend '" + name +
-                              "' (expected auto, mpi, mpi-staged, nccl)");
+  return kDistBackends.parse(name, "backend");
 }
 
 const char* dist_backend_name(DistBackend backend) {
-  switch (backend) {
-    case DistBackend::kAuto:
-      return "auto";
-    case DistBackend::kMpi:
-      return "mpi";
-    case DistBackend::kMpiStaged:
-      return "mpi-staged";
-    case DistBackend::kNccl:
-      return "nccl";
-  }
-  return "?";
+  return kDistBackends.name(backend);
 }
 
 void DataConfig::validate() const {

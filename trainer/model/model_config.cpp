@@ -2,14 +2,43 @@
 
 #include <stdexcept>
 
+#include "common/named_choices.h"
+
 namespace nmt::model {
 namespace {
+
+constexpr NamedChoices<Positions, 2> kPositions{
+    {{{Positions::kSinusoidal, "sinusoidal"}, {Positions::kLearned, "learned"}}}};
+constexpr NamedChoices<NormPlacement, 2> kNorms{
+    {{{NormPlacement::kPost, "post"}, {NormPlacement::kPre, "pre"}}}};
+constexpr NamedChoices<EmbeddingSharing, 3> kSharing{{{{EmbeddingSharing::kAll, "all"},
+                                                       {EmbeddingSharing::kDecoder, "decoder"},
+                                                       {EmbeddingSharing::kNone, "none"}}}};
 
 void require(bool ok, const char* field, const std::string& what) {
   if (!ok) throw std::invalid_argument(std::string("model.") + field + ": " + what);
 }
 
 }  // namespace
+
+Positions parse_positions(const std::string& name) {
+  return kPositions.parse(name, "positions");
+}
+NormPlacement parse_norm(const std::string& name) {
+  return kNorms.parse(name, "norm");
+}
+EmbeddingSharing parse_embedding_sharing(const std::string& name) {
+  return kSharing.parse(name, "embedding sharing");
+}
+const char* enum_name(Positions value) {
+  return kPositions.name(value);
+}
+const char* enum_name(NormPlacement value) {
+  return kNorms.name(value);
+}
+const char* enum_name(EmbeddingSharing value) {
+  return kSharing.name(value);
+}
 
 void ModelConfig::validate() const {
   require(vocab_size >= 4, "vocab_size", "must be at least 4 (pad, unk, bos, eos)");
@@ -19,13 +48,7 @@ void ModelConfig::validate() const {
   for (double p : {dropout, attention_dropout, ffn_dropout}) {
     require(p >= 0.0 && p < 1.0, "dropout", "dropout probabilities must be in [0, 1)");
   }
-  require(positions == "sinusoidal" || positions == "learned", "positions",
-          "expected 'sinusoidal' or 'learned', got '" + positions + "'");
   require(max_positions >= 2, "max_positions", "must be at least 2");
-  require(norm == "post" || norm == "pre", "norm", "expected 'post' or 'pre', got '" + norm + "'");
-  require(
-      embedding_sharing == "all" || embedding_sharing == "decoder" || embedding_sharing == "none",
-      "embedding_sharing", "expected 'all', 'decoder' or 'none', got '" + embedding_sharing + "'");
   require(layer_norm_eps > 0, "layer_norm_eps", "must be positive");
 }
 
@@ -38,12 +61,12 @@ std::int64_t ModelConfig::expected_parameter_count() const {
   const std::int64_t norm_params = 2 * d;  // gain and bias
   const std::int64_t encoder_layer = attention + ffn + 2 * norm_params;
   const std::int64_t decoder_layer = 2 * attention + ffn + 3 * norm_params;
-  const std::int64_t matrices = embedding_sharing == "all"       ? 1
-                                : embedding_sharing == "decoder" ? 2
-                                                                 : 3;
+  const std::int64_t matrices = embedding_sharing == EmbeddingSharing::kAll       ? 1
+                                : embedding_sharing == EmbeddingSharing::kDecoder ? 2
+                                                                                  : 3;
   std::int64_t total = layers * (encoder_layer + decoder_layer) + matrices * vocab_size * d;
-  if (positions == "learned") total += 2 * max_positions * d;  // one table per stack
-  if (norm == "pre") total += 2 * norm_params;                 // final encoder and decoder norms
+  if (positions == Positions::kLearned) total += 2 * max_positions * d;  // one table per stack
+  if (norm == NormPlacement::kPre) total += 2 * norm_params;  // final encoder and decoder norms
   return total;
 }
 

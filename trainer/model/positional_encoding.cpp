@@ -29,7 +29,7 @@ torch::Tensor sinusoidal_encoding(std::int64_t length, std::int64_t d_model) {
 }
 
 PositionalEncodingImpl::PositionalEncodingImpl(const ModelConfig& config)
-    : learned_(config.positions == "learned") {
+    : learned_(config.positions == Positions::kLearned) {
   if (learned_) {
     weight_ = register_parameter("weight", at::empty({config.max_positions, config.d_model}));
     torch::nn::init::normal_(weight_, 0.0, std::pow(static_cast<double>(config.d_model), -0.5));

@@ -10,10 +10,8 @@
 
 namespace nmt::model {
 
-enum class NormPlacement { kPost, kPre };
-
 inline NormPlacement norm_placement(const ModelConfig& config) {
-  return config.norm == "pre" ? NormPlacement::kPre : NormPlacement::kPost;
+  return config.norm;
 }
 
 inline torch::nn::LayerNorm make_layer_norm(const ModelConfig& config) {

@@ -26,7 +26,7 @@ torch::Tensor padding_mask(const torch::Tensor& tokens) {
 TransformerImpl::TransformerImpl(const ModelConfig& config) : config_(config) {
   config_.validate();
   const auto vocab = config_.vocab_size, d_model = config_.d_model;
-  if (config_.embedding_sharing == "all") {
+  if (config_.embedding_sharing == EmbeddingSharing::kAll) {
     src_embedding_ = register_module("embedding", ScaledEmbedding(vocab, d_model));
     tgt_embedding_ = src_embedding_;
   } else {
@@ -38,7 +38,7 @@ TransformerImpl::TransformerImpl(const ModelConfig& config) : config_(config) {
   dropout_ = register_module("dropout", torch::nn::Dropout(config_.dropout));
   encoder_ = register_module("encoder", Encoder(config_));
   decoder_ = register_module("decoder", Decoder(config_));
-  if (config_.embedding_sharing == "none") {
+  if (config_.embedding_sharing == EmbeddingSharing::kNone) {
     output_projection_ =
         register_module("output_projection",
                         torch::nn::Linear(torch::nn::LinearOptions(d_model, vocab).bias(false)));

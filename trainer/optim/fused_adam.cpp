@@ -35,7 +35,9 @@ FusedAdam::FusedAdam(std::vector<at::Tensor> parameters, const AdamSettings& set
   }
 }
 
-void FusedAdam::zero_grad() { adam_.zero_grad(); }
+void FusedAdam::zero_grad() {
+  adam_.zero_grad();
+}
 
 void FusedAdam::step(double lr) {
   if (fused_) {

@@ -1,29 +1,23 @@
 #include "trainer/runtime/precision_mode.h"
 
-#include <stdexcept>
+#include "common/named_choices.h"
 
 namespace nmt::runtime {
+namespace {
+
+constexpr NamedChoices<Precision, 4> kPrecisions{{{{Precision::kAuto, "auto"},
+                                                   {Precision::kFp32, "fp32"},
+                                                   {Precision::kBf16, "bf16"},
+                                                   {Precision::kFp16, "fp16"}}}};
+
+}  // namespace
 
 Precision parse_precision(const std::string& name) {
-  if (name == "auto") return Precision::kAuto;
-  if (name == "fp32") return Precision::kFp32;
-  if (name == "bf16") return Precision::kBf16;
-  if (name == "fp16") return Precision::kFp16;
-  throw std::invalid_argument("unknown precision '" + name + "' (expected auto, fp32, bf16, fp16)");
+  return kPrecisions.parse(name, "precision");
 }
 
 const char* precision_name(Precision precision) {
-  switch (precision) {
-    case Precision::kAuto:
-      return "auto";
-    case Precision::kFp32:
-      return "fp32";
-    case Precision::kBf16:
-      return "bf16";
-    case Precision::kFp16:
-      return "fp16";
-  }
-  return "?";
+  return kPrecisions.name(precision);
 }
 
 }  // namespace nmt::runtime

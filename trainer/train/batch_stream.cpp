@@ -7,8 +7,7 @@
 
 namespace nmt::train {
 
-BatchStream::BatchStream(const data::TokenBatcher& batcher, int rank, int ranks,
-                         c10::Device device)
+BatchStream::BatchStream(const data::TokenBatcher& batcher, int rank, int ranks, c10::Device device)
     : batcher_(batcher), rank_(rank), ranks_(ranks), device_(device) {}
 
 const data::BatchPlan& BatchStream::plan(std::int64_t epoch) {
@@ -31,7 +30,8 @@ BatchStream::Prepared BatchStream::prepare(BatchPosition at) {
     ++at.epoch;
     at.batch_in_epoch = 0;
   }
-  p.batch = batcher_.make_batch(plan(at.epoch)[static_cast<std::size_t>(at.batch_in_epoch + rank_)]);
+  p.batch =
+      batcher_.make_batch(plan(at.epoch)[static_cast<std::size_t>(at.batch_in_epoch + rank_)]);
   p.after = {at.epoch, at.batch_in_epoch + ranks_};
   if (device_.is_cuda()) {
     // Pinned pages let the copy run asynchronously; the caching host allocator keeps them until

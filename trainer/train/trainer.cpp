@@ -26,6 +26,7 @@
 #include "trainer/runtime/device.h"
 #include "trainer/runtime/precision.h"
 #include "trainer/train/batch_stream.h"
+#include "trainer/train/checkpoint_policy.h"
 #include "trainer/train/evaluation.h"
 
 namespace nmt::train {
@@ -80,7 +81,7 @@ struct Trainer::Impl {
   std::unique_ptr<optim::FusedAdam> adam;
   runtime::LossScaler scaler{false};
   checkpoint::TrainingState state;
-  Clock::time_point last_checkpoint = Clock::now();
+  std::unique_ptr<CheckpointPolicy> checkpoints;  // when step checkpoints are due
   Clock::time_point run_start = Clock::now();
   double elapsed_before = 0.0;  // training seconds of earlier processes (from the checkpoint)
 
@@ -135,6 +136,7 @@ void Trainer::Impl::setup() {
   adam_settings.beta2 = t.adam_beta2;
   adam_settings.eps = t.adam_eps;
   adam = std::make_unique<optim::FusedAdam>(model->parameters(), adam_settings);
+  checkpoints = std::make_unique<CheckpointPolicy>(config.checkpoint, t.max_steps);
 }
 
 // The precision this run trains and validates in (auto resolved on this device; every rank must
@@ -191,8 +193,7 @@ UpdateStats Trainer::Impl::update() {
     comm.take_wait_seconds();
     reducer->finish();
     u.allreduce_seconds = comm.take_wait_seconds();
-    const bool by_time = comm.is_root() && config.checkpoint.every_minutes > 0 &&
-                         seconds_since(last_checkpoint) >= 60.0 * config.checkpoint.every_minutes;
+    const bool by_time = comm.is_root() && checkpoints->time_is_up();
     std::vector<double> sums = {static_cast<double>(u.tgt_tokens),
                                 static_cast<double>(u.src_tokens), by_time ? 1.0 : 0.0};
     comm.allreduce_sum(sums);
@@ -255,7 +256,7 @@ void Trainer::Impl::save(const std::string& path) {
   fs::create_directories(fs::path(path).parent_path());
   state.elapsed_seconds = elapsed_before + seconds_since(run_start);
   checkpoint::save_checkpoint(path, *model, &adam->state(), state, config);
-  last_checkpoint = Clock::now();
+  checkpoints->saved();
 }
 
 // Every rank reports its own throughput and all-reduce wait through rank 0, so a straggler shows
@@ -323,18 +324,13 @@ bool Trainer::Impl::validate_and_keep_best(TrainResult& result) {
     spdlog::info("step {}: validation nll {:.4f}, perplexity {:.2f} ({} tokens)", step, v.nll,
                  v.ppl, v.tokens);
   }
-  bool saved = false;
-  if (v.nll < state.best_valid_nll) {
-    state.best_valid_nll = v.nll;
-    state.validations_without_improvement = 0;
-    save((fs::path(run_dir) / "checkpoints" / "best.h5").string());
-    saved = true;
-  } else {
-    ++state.validations_without_improvement;
-  }
-  result.early_stopped =
-      t.early_stopping > 0 && state.validations_without_improvement >= t.early_stopping;
-  return saved;
+  ValidationRecord record{state.best_valid_nll, state.validations_without_improvement};
+  const bool best = record_validation(record, v.nll);
+  state.best_valid_nll = record.best_nll;
+  state.validations_without_improvement = record.without_improvement;
+  if (best) save((fs::path(run_dir) / "checkpoints" / "best.h5").string());
+  result.early_stopped = should_stop_early(record, t.early_stopping);
+  return best;
 }
 
 // Rank 0 decodes the validation set alone (beam search is not data parallel).
@@ -350,18 +346,12 @@ void Trainer::Impl::log_validation_bleu() {
 // A periodic checkpoint by steps or minutes, and always the last one. Returns whether one was
 // saved.
 bool Trainer::Impl::maybe_checkpoint(const UpdateStats& u, const TrainResult& result) {
-  const auto& c = config.checkpoint;
   const std::int64_t step = state.step;
-  const bool by_steps = c.every_steps > 0 && step % c.every_steps == 0;
-  const bool by_time = comm.size() > 1 ? u.checkpoint_by_time
-                                       : c.every_minutes > 0 && seconds_since(last_checkpoint) >=
-                                                                    60.0 * c.every_minutes;
-  if (!(by_steps || by_time || step == config.train.max_steps || result.early_stopped)) {
-    return false;
-  }
+  const bool by_time = comm.size() > 1 ? u.checkpoint_by_time : checkpoints->time_is_up();
+  if (!checkpoints->due(step, by_time, result.early_stopped)) return false;
   save(checkpoint::checkpoint_path(run_dir, step));
-  if (comm.is_root()) checkpoint::prune_checkpoints(run_dir, c.keep_last);
-  last_checkpoint = Clock::now();
+  if (comm.is_root()) checkpoint::prune_checkpoints(run_dir, config.checkpoint.keep_last);
+  checkpoints->saved();
   return true;
 }
 
