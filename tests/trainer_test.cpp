@@ -100,6 +100,29 @@ TEST(Trainer, Bf16OnTheCpuTrainsAndTheRunRecordsItsPrecision) {
       << stored;
 }
 
+// A resumed run asked for auto keeps the precision its checkpoint was trained in (auto would pick
+// bf16 on some CPUs and fp32 on others: one of the two cases differs from a fresh choice anywhere).
+TEST(Trainer, ResumeWithAutoKeepsTheStoredPrecision) {
+  TempDir dir;
+  auto config = tiny_config(write_data(dir, 32));
+  for (const auto stored : {runtime::Precision::kFp32, runtime::Precision::kBf16}) {
+    const std::string run = dir.file(runtime::precision_name(stored));
+    config.train.max_steps = 10;
+    config.train.precision = stored;
+    train::Trainer(config, run, sink_in(run)).run(false);
+    config.train.max_steps = 12;
+    config.train.precision = runtime::Precision::kAuto;
+    train::Trainer(config, run, sink_in(run)).run(true);
+    EXPECT_NE(read_text(run + "/config.yaml")
+                  .find(std::string("precision: ") + runtime::precision_name(stored)),
+              std::string::npos)
+        << runtime::precision_name(stored);
+    EXPECT_EQ(
+        checkpoint::read_checkpoint_config(checkpoint::checkpoint_path(run, 12)).train.precision,
+        stored);
+  }
+}
+
 // One forward and backward pass of the tiny model on the GPU in bf16 and fp16 agrees with fp32:
 // the loss within 2%, the gradient pointing the same way (cosine > 0.99).
 TEST(Trainer, GpuStepInEachPrecisionMatchesFp32) {

@@ -85,8 +85,8 @@ struct Trainer::Impl {
   Clock::time_point run_start = Clock::now();
   double elapsed_before = 0.0;  // training seconds of earlier processes (from the checkpoint)
 
-  void setup();
-  void choose_precision();
+  void setup(const std::string& resume_from);
+  void choose_precision(const std::string& resume_from);
   void setup_data_parallel();
   UpdateStats update();
   double gradient_norm() const;
@@ -105,7 +105,8 @@ struct Trainer::Impl {
   void log_rank_throughput(const LogWindow& w);
 };
 
-void Trainer::Impl::setup() {
+// `resume_from`: the checkpoint a resumed run continues from ("" for a fresh run).
+void Trainer::Impl::setup(const std::string& resume_from) {
   const auto& t = config.train;
   device = runtime::select_device(t.device);
   // One GPU per rank: a bare "cuda"/"auto" becomes the local rank's device.
@@ -114,7 +115,7 @@ void Trainer::Impl::setup() {
         runtime::device_for_rank(comm.local_rank(), static_cast<int>(torch::cuda::device_count()));
   }
   if (device.is_cpu()) runtime::configure_cpu_threads(t.threads);
-  choose_precision();
+  choose_precision(resume_from);
   train_data = preprocess::ShardDataset::open(config.data.dir, config.data.train_split);
   train_batches = std::make_unique<data::TokenBatcher>(train_data, config.data, t.seed);
   batches = std::make_unique<BatchStream>(*train_batches, comm.rank(), comm.size(), device);
@@ -141,8 +142,13 @@ void Trainer::Impl::setup() {
 
 // The precision this run trains and validates in (auto resolved on this device; every rank must
 // agree, so auto is bf16 only where every rank chose it). The resolved value replaces auto in the
-// run's config, hence in config.yaml and its checkpoints.
-void Trainer::Impl::choose_precision() {
+// run's config, hence in config.yaml and its checkpoints, and a resumed run asked for auto keeps
+// the precision its checkpoint was trained in rather than probing again.
+void Trainer::Impl::choose_precision(const std::string& resume_from) {
+  if (config.train.precision == runtime::Precision::kAuto && !resume_from.empty()) {
+    const auto stored = checkpoint::read_checkpoint_config(resume_from).train.precision;
+    if (stored != runtime::Precision::kAuto) config.train.precision = stored;
+  }
   auto choice = runtime::resolve_precision(config.train.precision, device);
   if (comm.size() > 1 && config.train.precision == runtime::Precision::kAuto) {
     std::vector<double> bf16 = {choice.precision == runtime::Precision::kBf16 ? 1.0 : 0.0};
@@ -444,8 +450,8 @@ Trainer::~Trainer() = default;
 
 TrainResult Trainer::run(bool resume) {
   auto& m = *impl_;
-  m.setup();
   const auto existing = checkpoint::list_checkpoints(m.run_dir);
+  m.setup(resume && !existing.empty() ? existing.back() : std::string());
   if (resume && !existing.empty()) {
     m.state = checkpoint::load_checkpoint(existing.back(), *m.model, &m.adam->state(), m.config);
     m.batches->seek({m.state.epoch, m.state.batch_in_epoch});
