@@ -1,11 +1,16 @@
 // Beam search (beam 4, alpha 0.6) with and without the decoder's key/value cache, on the same
-// checkpoint and sentences in one run: sentences/s, output tokens/s and the ratio.
+// checkpoint and sentences in one run: sentences/s, output tokens/s and the ratio. Each mode first
+// translates a few sentences untimed (cuBLAS handles, the caching allocator, thread pools).
 //
 //   build/bench/beam_cache_bench --checkpoint C.h5 --spm-model spm.model [--input F] [--limit N]
+//       [--device cuda] [--precision bf16] [--json FILE]
 
 #include <fmt/format.h>
 
+#include <nlohmann/json.hpp>
+
 #include <chrono>
+#include <fstream>
 #include <iostream>
 
 #include "common/cli.h"
@@ -13,6 +18,8 @@
 #include "trainer/checkpoint/checkpoint.h"
 #include "trainer/decode/translator.h"
 #include "trainer/runtime/blas_backend.h"
+#include "trainer/runtime/device.h"
+#include "trainer/runtime/precision.h"
 
 namespace {
 
@@ -21,8 +28,12 @@ struct Run {
   std::int64_t tokens;
 };
 
+constexpr std::size_t kWarmupSentences = 16;
+
 Run translate(nmt::decode::Translator& translator,
               const std::vector<std::vector<std::int64_t>>& sources) {
+  const auto count = std::min(sources.size(), kWarmupSentences);
+  translator.translate_ids({sources.begin(), sources.begin() + static_cast<std::ptrdiff_t>(count)});
   const auto start = std::chrono::steady_clock::now();
   const auto results = translator.translate_ids(sources);
   const double seconds =
@@ -39,6 +50,7 @@ int main(int argc, char** argv) {
   std::string checkpoint, spm_model, input;
   std::int64_t limit = 1000;
   int threads = 0;
+  std::string device_name = "cpu", precision_name = "fp32", json;
   const char* data = std::getenv("NMT_DATA_DIR");
   input = std::string(data ? data : "../shared/data/multi30k") + "/test_2016_flickr.en.gz";
   nmt::LogOptions log;
@@ -49,15 +61,24 @@ int main(int argc, char** argv) {
   app.add_option("--input", input, "Source sentences (plain or .gz)")->capture_default_str();
   app.add_option("--limit", limit, "Sentences to translate")->capture_default_str();
   app.add_option("--threads", threads, "CPU threads (0: all cores)");
+  app.add_option("--device", device_name, "cpu, cuda or cuda:N")->capture_default_str();
+  app.add_option("--precision", precision_name, "fp32, bf16, fp16 or auto")->capture_default_str();
+  app.add_option("--json", json, "Also write the figures to this JSON file");
   nmt::add_logging_flags(app, log);
   return nmt::run_tool(app, log, argc, argv, [&] {
-    nmt::runtime::configure_cpu_threads(threads);
+    const auto device = nmt::runtime::select_device(device_name);
+    if (device.is_cpu()) nmt::runtime::configure_cpu_threads(threads);
+    const auto precision =
+        nmt::runtime::resolve_precision(nmt::runtime::parse_precision(precision_name), device)
+            .precision;
+    if (device.is_cuda()) nmt::runtime::configure_cuda_matmuls(precision);
     const auto config = nmt::checkpoint::read_checkpoint_config(checkpoint);
     nmt::model::Transformer model(config.model);
     nmt::checkpoint::load_checkpoint(checkpoint, *model, nullptr, config);
     const auto vocab = nmt::preprocess::Vocabulary::load(spm_model);
     nmt::decode::TranslateOptions options;  // beam 4, alpha 0.6, max length + 50
-    nmt::decode::Translator translator(model, vocab, c10::Device(c10::kCPU), options);
+    options.precision = precision;
+    nmt::decode::Translator translator(model, vocab, device, options);
     std::vector<std::vector<std::int64_t>> sources;
     nmt::preprocess::LineSource lines(input);
     for (std::string line; static_cast<std::int64_t>(sources.size()) < limit && lines.next(line);) {
@@ -65,7 +86,7 @@ int main(int argc, char** argv) {
     }
     const Run cached = translate(translator, sources);
     options.beam.use_cache = false;
-    nmt::decode::Translator uncached_translator(model, vocab, c10::Device(c10::kCPU), options);
+    nmt::decode::Translator uncached_translator(model, vocab, device, options);
     const Run uncached = translate(uncached_translator, sources);
     const double n = static_cast<double>(sources.size());
     std::cout << fmt::format("{:<12}{:>12}{:>14}{:>14}\n", "beam 4", "seconds", "sentences/s",
@@ -74,8 +95,27 @@ int main(int argc, char** argv) {
                              n / cached.seconds, cached.tokens / cached.seconds);
     std::cout << fmt::format("{:<12}{:>12.2f}{:>14.1f}{:>14.1f}\n", "recompute", uncached.seconds,
                              n / uncached.seconds, uncached.tokens / uncached.seconds);
-    std::cout << fmt::format("speed-up with the cache: {:.2f}x ({} sentences)\n",
-                             uncached.seconds / cached.seconds, sources.size());
+    std::cout << fmt::format("speed-up with the cache: {:.2f}x ({} sentences, {}, {})\n",
+                             uncached.seconds / cached.seconds, sources.size(),
+                             nmt::runtime::describe_device(device),
+                             nmt::runtime::precision_name(precision));
+    if (!json.empty()) {
+      const auto figures = [&](const Run& run) {
+        return nlohmann::json{{"seconds", run.seconds},
+                              {"sentences_per_second", n / run.seconds},
+                              {"tokens_per_second", static_cast<double>(run.tokens) / run.seconds}};
+      };
+      const nlohmann::json out = {{"device", device.str()},
+                                  {"precision", nmt::runtime::precision_name(precision)},
+                                  {"beam", options.beam.beam_size},
+                                  {"sentences", sources.size()},
+                                  {"kv_cache", figures(cached)},
+                                  {"recompute", figures(uncached)},
+                                  {"speedup", uncached.seconds / cached.seconds}};
+      std::ofstream file(json);
+      file << out.dump(2) << '\n';
+      if (!file) throw std::runtime_error("cannot write " + json);
+    }
     return 0;
   });
 }

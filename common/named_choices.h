@@ -25,7 +25,8 @@ struct NamedChoices {
       if (name == text) return value;
     }
     std::string expected;
-    for (const auto& entry : entries) expected += (expected.empty() ? "" : ", ") + std::string(entry.second);
+    for (const auto& entry : entries)
+      expected += (expected.empty() ? "" : ", ") + std::string(entry.second);
     throw std::invalid_argument("unknown " + std::string(what) + " '" + name + "' (expected " +
                                 expected + ")");
   }

@@ -17,7 +17,7 @@ SplitScore score_split(model::Transformer& model, const data::TokenBatcher& batc
                        const dist::Communicator& comm) {
   torch::NoGradGuard no_grad;
   model->eval();
-  double nll = 0, loss = 0;
+  at::Tensor nll_sum, loss_sum;  // 0-dim fp64, on the device: read once at the end
   std::int64_t tokens = 0;
   const auto plan = batches.sequential_plan();
   for (std::size_t i = static_cast<std::size_t>(comm.rank()); i < plan.size();
@@ -28,10 +28,13 @@ SplitScore score_split(model::Transformer& model, const data::TokenBatcher& batc
     const auto terms = optim::label_smoothed_loss(logits.reshape({-1, logits.size(-1)}),
                                                   batch.tgt_out.to(device).reshape({-1}),
                                                   label_smoothing, preprocess::kPadId);
-    nll += terms.nll.item<double>();
-    loss += terms.smoothed.item<double>();
+    const auto nll = terms.nll.to(at::kDouble), loss = terms.smoothed.to(at::kDouble);
+    nll_sum = nll_sum.defined() ? nll_sum + nll : nll;
+    loss_sum = loss_sum.defined() ? loss_sum + loss : loss;
     tokens += batch.tgt_tokens;
   }
+  const double nll = nll_sum.defined() ? nll_sum.item<double>() : 0.0;
+  const double loss = loss_sum.defined() ? loss_sum.item<double>() : 0.0;
   model->train();
   std::vector<double> sums = {nll, loss, static_cast<double>(tokens)};
   comm.allreduce_sum(sums);
