@@ -15,6 +15,7 @@
 
 #include <ATen/ops/randint.h>
 #include <fmt/format.h>
+#include <torch/csrc/autograd/profiler_legacy.h>
 #include <nlohmann/json.hpp>
 
 #include <chrono>
@@ -47,6 +48,7 @@ struct Options {
   std::string precision = "fp32";
   std::int64_t peak_size = 0;  // 0: 8192 on CUDA, 2048 on a CPU
   std::string json;
+  std::string profile;  // a Chrome trace of the timed steps
 };
 
 struct Measurement {
@@ -87,7 +89,13 @@ Measurement time_training(const nmt::RunConfig& config, const Options& o, const 
   for (int i = 0; i < std::max(o.warmup, 1); ++i) step();  // allocations, kernels, thread pools
   nmt::bench::synchronize(device);
   const auto start = std::chrono::steady_clock::now();
-  for (int i = 0; i < o.steps; ++i) step();
+  {
+    std::unique_ptr<torch::autograd::profiler::RecordProfile> trace;
+    if (!o.profile.empty()) {
+      trace = std::make_unique<torch::autograd::profiler::RecordProfile>(o.profile);
+    }
+    for (int i = 0; i < o.steps; ++i) step();
+  }
   nmt::bench::synchronize(device);
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() / o.steps;
@@ -124,6 +132,9 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--peak-size", o.peak_size, "Matrix size of the peak (0: 8192 CUDA, 2048 CPU)");
   app.add_option("--json", o.json, "Also write the figures to this JSON file");
+  app.add_option("--profile", o.profile,
+                 "Write a Chrome trace (chrome://tracing) of the timed steps to this file, with "
+                 "one config (profiling slows the steps)");
   nmt::add_logging_flags(app, log);
   return nmt::run_tool(app, log, argc, argv, [&] {
     if (o.steps < 1 || o.tokens < o.length || o.length < 2) {
