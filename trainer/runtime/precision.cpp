@@ -66,20 +66,14 @@ double seconds_of(const std::function<void()>& work) {
 }
 
 // GFLOP/s of the best of `repeats` n x n products in `type`, after an untimed warm-up (oneDNN
-// builds its kernel for the shape on first use). When the first two timed products are both
-// `give_up_below` GFLOP/s or slower (emulated bf16), the other repeats are skipped; two, so that
-// one product delayed by another process cannot decide.
-double product_gflops(std::int64_t n, at::ScalarType type, int repeats, double give_up_below) {
+// builds its kernel for the shape on first use).
+double product_gflops(std::int64_t n, at::ScalarType type, int repeats) {
   const auto a = at::randn({n, n}).to(type);
   const auto b = at::randn({n, n}).to(type);
-  const double flop = 2.0 * static_cast<double>(n * n * n);
   at::matmul(a, b);
-  double best = seconds_of([&] { at::matmul(a, b); });
-  for (int i = 1; i < repeats; ++i) {
-    if (i == 2 && flop / std::max(best, 1e-9) / 1e9 < give_up_below) break;
-    best = std::min(best, seconds_of([&] { at::matmul(a, b); }));
-  }
-  return flop / std::max(best, 1e-9) / 1e9;
+  double best = 1e30;
+  for (int i = 0; i < repeats; ++i) best = std::min(best, seconds_of([&] { at::matmul(a, b); }));
+  return 2.0 * static_cast<double>(n * n * n) / std::max(best, 1e-9) / 1e9;
 }
 
 bool cuda_has_bf16(const c10::Device& device) {
@@ -91,15 +85,26 @@ bool cuda_has_bf16(const c10::Device& device) {
 
 }  // namespace
 
+bool cpu_has_native_bf16() {
+#if defined(__x86_64__) && defined(__GNUC__)
+  __builtin_cpu_init();
+  return __builtin_cpu_supports("avx512bf16") || __builtin_cpu_supports("amx-bf16");
+#else
+  return false;
+#endif
+}
+
 Bf16Probe probe_cpu_bf16(std::int64_t n, int repeats) {
   Bf16Probe probe;
-  probe.fp32_gflops = product_gflops(n, at::kFloat, repeats, 0.0);
-  // A bf16 product at a quarter of fp32's speed cannot improve enough to reach what auto needs.
-  probe.bf16_gflops = product_gflops(n, at::kBFloat16, repeats, probe.fp32_gflops / 4);
+  probe.fp32_gflops = product_gflops(n, at::kFloat, repeats);
+  probe.bf16_gflops = product_gflops(n, at::kBFloat16, repeats);
   return probe;
 }
 
-PrecisionChoice choose_cpu_precision(const Bf16Probe& probe) {
+PrecisionChoice choose_cpu_precision(bool native_bf16, const Bf16Probe& probe) {
+  if (!native_bf16) {
+    return {Precision::kFp32, "auto: fp32 on this CPU (no AMX-BF16 or AVX512-BF16 instructions)"};
+  }
   const bool bf16 = probe.speedup() >= kAutoBf16MinSpeedup;
   return {bf16 ? Precision::kBf16 : Precision::kFp32,
           fmt::format("auto: {} on this CPU (bf16 matrix products {:.0f} GFLOP/s, fp32 {:.0f}: "
@@ -130,8 +135,10 @@ PrecisionChoice resolve_precision(Precision requested, const c10::Device& device
     return {requested, std::string("as configured: ") + precision_name(requested)};
   }
   switch (requested) {
-    case Precision::kAuto:
-      return choose_cpu_precision(probe_cpu_bf16());
+    case Precision::kAuto: {
+      const bool native = cpu_has_native_bf16();
+      return choose_cpu_precision(native, native ? probe_cpu_bf16() : Bf16Probe{});
+    }
     case Precision::kFp16:
       throw std::invalid_argument(
           "precision fp16 needs a CUDA device (--device cuda); on a CPU use bf16, fp32 or auto");

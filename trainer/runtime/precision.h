@@ -16,6 +16,9 @@
 
 namespace nmt::runtime {
 
+// Whether this CPU has native bf16 matrix instructions (AMX-BF16 or AVX512-BF16), from CPUID.
+bool cpu_has_native_bf16();
+
 // One fp32 and one bf16 square matrix product timed on the CPU with the current threads.
 struct Bf16Probe {
   double fp32_gflops = 0.0;
@@ -23,24 +26,27 @@ struct Bf16Probe {
   double speedup() const { return fp32_gflops > 0 ? bf16_gflops / fp32_gflops : 0.0; }
 };
 // Best of `repeats` products of n x n matrices in each type, after one untimed warm-up each
-// (about 20 ms at n = 512 on a CPU with bf16 instructions, well under a second without).
+// (about 20 ms at n = 512 on a CPU with bf16 instructions).
 Bf16Probe probe_cpu_bf16(std::int64_t n = 512, int repeats = 4);
 
-// auto picks bf16 on a CPU only where its bf16 products are at least this much faster than fp32:
-// native bf16 (AMX, AVX512-BF16) measures 4-6x, emulated bf16 well under 1x, and a whole training
-// step gains less than its matrix products.
-inline constexpr double kAutoBf16MinSpeedup = 2.0;
+// auto picks bf16 on a CPU with native bf16 instructions whose bf16 products measure at least
+// this much faster than fp32 (AMX and AVX512-BF16 through oneDNN measure 4-6x, so load from
+// other processes cannot bring them near it). CPUs without those instructions get fp32 without a
+// probe: the choice is then the same in every process of a job and every run of a config.
+inline constexpr double kAutoBf16MinSpeedup = 1.5;
 
 struct PrecisionChoice {
   Precision precision = Precision::kFp32;  // never kAuto
   std::string reason;                      // one line for the log
 };
 
-// The decision for a CPU, given its probe (kept apart from the timing so it can be tested).
-PrecisionChoice choose_cpu_precision(const Bf16Probe& probe);
+// The decision for a CPU (kept apart from CPUID and the timing so it can be tested); `probe` is
+// only looked at when `native_bf16`.
+PrecisionChoice choose_cpu_precision(bool native_bf16, const Bf16Probe& probe);
 
 // Resolves `requested` for `device`. auto: on CUDA bf16 when the GPU has bf16 tensor cores
-// (compute capability 8.0 or newer), else fp32; on a CPU, choose_cpu_precision(probe_cpu_bf16()).
+// (compute capability 8.0 or newer), else fp32; on a CPU, choose_cpu_precision with CPUID's
+// answer and, where that is yes, probe_cpu_bf16().
 // Explicit choices are checked: fp16 needs CUDA (CPU autocast has no fp16), bf16 on CUDA needs
 // 8.0 or newer. Errors are std::invalid_argument saying what to use instead.
 PrecisionChoice resolve_precision(Precision requested, const c10::Device& device);
