@@ -39,7 +39,7 @@ for line in ("debian", "current"):
                 peak[line] = max(peak.get(line, (backend, 0.0)), (backend, gflops), key=lambda p: p[1])
                 continue
             f = text.split()
-            if len(f) == 6 and f[0].endswith(".yaml"):
+            if len(f) >= 6 and f[0].endswith(".yaml"):
                 config, tokens, model_gf = f[0], float(f[3]), float(f[4])
                 best = rows.setdefault(config, {}).get(line)
                 if best is None or tokens > best[0]:

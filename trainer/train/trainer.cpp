@@ -137,6 +137,10 @@ void Trainer::Impl::setup(const std::string& resume_from) {
   adam_settings.beta2 = t.adam_beta2;
   adam_settings.eps = t.adam_eps;
   adam = std::make_unique<optim::FusedAdam>(model->parameters(), adam_settings);
+  if (comm.is_root()) {
+    spdlog::info("Adam: {}", adam->fused() ? "one fused kernel for all parameters"
+                                           : "LibTorch's per-parameter step");
+  }
   checkpoints = std::make_unique<CheckpointPolicy>(config.checkpoint, t.max_steps);
 }
 
@@ -162,8 +166,7 @@ void Trainer::Impl::choose_precision(const std::string& resume_from) {
   if (device.is_cuda()) runtime::configure_cuda_matmuls(precision);
   scaler = runtime::LossScaler(precision == runtime::Precision::kFp16);
   if (comm.is_root()) {
-    spdlog::info("precision {} ({}), Adam {}", runtime::precision_name(precision), choice.reason,
-                 optim::fused_adam_available(device.type()) ? "fused" : "per parameter");
+    spdlog::info("precision {} ({})", runtime::precision_name(precision), choice.reason);
   }
 }
 
