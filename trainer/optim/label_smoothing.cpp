@@ -17,16 +17,15 @@ namespace {
 // composite expression (log_softmax, gather, mean, their sum) made about twice as many, each
 // allocating an [N, V] tensor, which dominated a small model's step next to bf16 products.
 struct SmoothedCrossEntropy : public torch::autograd::Function<SmoothedCrossEntropy> {
-  // log_probs [N, V] fp32 (or fp64), target [N] int64, keep [N] the log-probabilities' type.
+  // log_probs [N, V] fp32 (or fp64), target [N] int64, keep [N] and per_token [N] (the smoothed
+  // loss of each position, computed by the caller) in the log-probabilities' type.
   static at::Tensor forward(torch::autograd::AutogradContext* ctx, const at::Tensor& logits,
                             const at::Tensor& log_probs, const at::Tensor& target,
-                            const at::Tensor& keep, double eps) {
-    const auto nll = -log_probs.gather(1, target.unsqueeze(1)).squeeze(1);  // [N]
-    const auto uniform = -log_probs.mean(-1);                               // [N]
+                            const at::Tensor& keep, const at::Tensor& per_token, double eps) {
     ctx->save_for_backward({log_probs, target, keep});
     ctx->saved_data["eps"] = eps;
     ctx->saved_data["type"] = static_cast<std::int64_t>(logits.scalar_type());
-    return (((1.0 - eps) * nll + eps * uniform) * keep).sum();  // []
+    return (per_token * keep).sum();  // []
   }
 
   static torch::autograd::tensor_list backward(torch::autograd::AutogradContext* ctx,
@@ -43,7 +42,7 @@ struct SmoothedCrossEntropy : public torch::autograd::Function<SmoothedCrossEntr
     grad.scatter_add_(1, target.unsqueeze(1),
                       at::full({target.size(0), 1}, -(1.0 - eps), grad.options()));
     grad.mul_((keep * grads[0]).unsqueeze(1));  // pads get 0
-    return {grad.to(type), at::Tensor(), at::Tensor(), at::Tensor(), at::Tensor()};
+    return {grad.to(type), at::Tensor(), at::Tensor(), at::Tensor(), at::Tensor(), at::Tensor()};
   }
 };
 
@@ -55,15 +54,18 @@ LossTerms label_smoothed_loss(const at::Tensor& logits, const at::Tensor& target
               "label_smoothed_loss: expected logits [N, V] and target [N]");
   // Softmax in fp32 even under mixed precision: the log of small probabilities needs the range.
   const auto work = logits.scalar_type() == at::kDouble ? at::kDouble : at::kFloat;
-  at::Tensor log_probs;
+  // Everything but the node runs without autograd: the node has its own backward.
+  at::Tensor log_probs, keep, nll, per_token;
   {
-    at::NoGradGuard no_grad;  // the node below has its own backward
-    log_probs = at::log_softmax(logits.detach().to(work), -1);  // [N, V]
+    at::NoGradGuard no_grad;
+    log_probs = at::log_softmax(logits.detach().to(work), -1);   // [N, V]
+    keep = target.ne(pad_id).to(work);                           // [N]
+    nll = -log_probs.gather(1, target.unsqueeze(1)).squeeze(1);  // [N]
+    per_token = (1.0 - eps) * nll - eps * log_probs.mean(-1);    // [N]
   }
-  const auto keep = target.ne(pad_id).to(work);  // [N]
-  const auto smoothed = SmoothedCrossEntropy::apply(logits, log_probs, target, keep, eps);
-  const auto nll = (-log_probs.gather(1, target.unsqueeze(1)).squeeze(1) * keep).sum();  // []
-  return {smoothed, nll};
+  const auto smoothed =
+      SmoothedCrossEntropy::apply(logits, log_probs, target, keep, per_token, eps);
+  return {smoothed, (nll * keep).sum()};
 }
 
 }  // namespace nmt::optim

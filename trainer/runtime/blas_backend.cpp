@@ -65,9 +65,9 @@ BlasBackend detect_blas_backend() {
   return BlasBackend{"unknown", ""};
 }
 
-double measure_matmul_gflops(int n, int repeats) {
-  const auto a = at::randn({n, n});
-  const auto b = at::randn({n, n});
+double measure_matmul_gflops(int n, int repeats, c10::ScalarType type) {
+  const auto a = at::randn({n, n}).to(type);
+  const auto b = at::randn({n, n}).to(type);
   at::matmul(a, b);  // warm-up: thread pool start, page faults
   double best_seconds = 1e30;
   for (int i = 0; i < repeats; ++i) {

@@ -4,6 +4,8 @@
 // libopenblas0-pthread is installed; the reference BLAS is about 35x slower. Tools check this at
 // start-up and warn, so a slow machine is never mistaken for a slow model.
 
+#include <c10/core/ScalarType.h>
+
 #include <string>
 
 namespace nmt::runtime {
@@ -19,9 +21,10 @@ struct BlasBackend {
 // library that holds it; one that links another BLAS statically reports "unknown".
 BlasBackend detect_blas_backend();
 
-// Measured single-precision matrix-multiply throughput in GFLOP/s: the best of `repeats` timed
-// products of two n x n matrices, on the current intra-op thread count.
-double measure_matmul_gflops(int n = 1024, int repeats = 5);
+// Measured matrix-multiply throughput in GFLOP/s on the CPU: the best of `repeats` timed products
+// of two n x n matrices of `type` (fp32 by default; bf16 for the precision probe) after one
+// untimed warm-up, on the current intra-op thread count.
+double measure_matmul_gflops(int n = 1024, int repeats = 5, c10::ScalarType type = c10::kFloat);
 
 // Sets the BLAS library's own thread count (OpenBLAS, MKL or BLIS, looked up at run time).
 // Returns false when the loaded BLAS offers no such call (the reference BLAS is single-threaded).

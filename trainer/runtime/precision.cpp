@@ -7,17 +7,13 @@
 #include <ATen/ops/full.h>
 #include <ATen/ops/isfinite.h>
 #include <ATen/ops/logical_not.h>
-#include <ATen/ops/matmul.h>
-#include <ATen/ops/randn.h>
 #include <ATen/ops/zeros.h>
 #include <fmt/format.h>
 #include <torch/version.h>
 
-#include <algorithm>
-#include <chrono>
-#include <functional>
 #include <stdexcept>
 
+#include "trainer/runtime/blas_backend.h"
 #include "trainer/runtime/cuda_info.h"
 
 namespace nmt::runtime {
@@ -59,23 +55,6 @@ at::ScalarType autocast_dtype(c10::DeviceType type) {
 #endif
 }
 
-double seconds_of(const std::function<void()>& work) {
-  const auto start = std::chrono::steady_clock::now();
-  work();
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-}
-
-// GFLOP/s of the best of `repeats` n x n products in `type`, after an untimed warm-up (oneDNN
-// builds its kernel for the shape on first use).
-double product_gflops(std::int64_t n, at::ScalarType type, int repeats) {
-  const auto a = at::randn({n, n}).to(type);
-  const auto b = at::randn({n, n}).to(type);
-  at::matmul(a, b);
-  double best = 1e30;
-  for (int i = 0; i < repeats; ++i) best = std::min(best, seconds_of([&] { at::matmul(a, b); }));
-  return 2.0 * static_cast<double>(n * n * n) / std::max(best, 1e-9) / 1e9;
-}
-
 bool cuda_has_bf16(const c10::Device& device) {
   for (const auto& d : cuda_devices()) {
     if (d.index == (device.has_index() ? device.index() : 0)) return d.capability_major >= 8;
@@ -96,8 +75,8 @@ bool cpu_has_native_bf16() {
 
 Bf16Probe probe_cpu_bf16(std::int64_t n, int repeats) {
   Bf16Probe probe;
-  probe.fp32_gflops = product_gflops(n, at::kFloat, repeats);
-  probe.bf16_gflops = product_gflops(n, at::kBFloat16, repeats);
+  probe.fp32_gflops = measure_matmul_gflops(static_cast<int>(n), repeats, at::kFloat);
+  probe.bf16_gflops = measure_matmul_gflops(static_cast<int>(n), repeats, at::kBFloat16);
   return probe;
 }
 

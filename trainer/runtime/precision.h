@@ -25,8 +25,8 @@ struct Bf16Probe {
   double bf16_gflops = 0.0;
   double speedup() const { return fp32_gflops > 0 ? bf16_gflops / fp32_gflops : 0.0; }
 };
-// Best of `repeats` products of n x n matrices in each type, after one untimed warm-up each
-// (about 20 ms at n = 512 on a CPU with bf16 instructions).
+// Best of `repeats` products of n x n matrices in each type (measure_matmul_gflops), after one
+// untimed warm-up each (about 20 ms at n = 512 on a CPU with bf16 instructions).
 Bf16Probe probe_cpu_bf16(std::int64_t n = 512, int repeats = 4);
 
 // auto picks bf16 on a CPU with native bf16 instructions whose bf16 products measure at least

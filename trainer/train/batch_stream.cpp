@@ -48,9 +48,6 @@ data::Batch BatchStream::next() {
   Prepared p = std::move(*ahead_);
   ahead_.reset();
   position_ = p.after;
-  if (!device_.is_cuda()) {
-    for (auto* t : {&p.batch.src, &p.batch.tgt_in, &p.batch.tgt_out}) *t = t->to(device_);
-  }
   return std::move(p.batch);
 }
 
