@@ -1,5 +1,6 @@
-// nmt-tracker: the command line to nmt-trackerd (tracker/API.md): the runs, one run, a metric
-// series, two runs side by side, and a sweep's ablation table in the layout of the paper's Table 3.
+// nmt-tracker: the command line to nmt-trackerd (tracker/API.md): the runs, one run with its
+// attempts, a metric series, two runs side by side, a sweep's ablation table in the layout of the
+// paper's Table 3, and the two writes scripts need (log-eval, set-status).
 
 #include <fmt/chrono.h>
 #include <fmt/format.h>
@@ -68,23 +69,31 @@ std::unique_ptr<HttpClient> connect(const Daemon& d) {
   return std::make_unique<HttpClient>(url, token, std::chrono::seconds(d.timeout_s));
 }
 
-json get(HttpClient& http, const std::string& target) {
+// One request; the answer's JSON, or an exception naming the request and the daemon's error.
+json call(HttpClient& http, const std::string& method, const std::string& target,
+          const std::string& body = "") {
   nmt::tracker::HttpResponse response;
   try {
-    response = http.request("GET", target);
+    response = http.request(method, target, body);
   } catch (const nmt::tracker::HttpError& e) {
     throw Unreachable(fmt::format("cannot reach nmt-trackerd at {}: {} (is it running?)",
                                   http.url().to_string(), e.what()));
   }
-  const json body = json::parse(response.body, nullptr, /*allow_exceptions=*/false);
+  const json answer = json::parse(response.body, nullptr, /*allow_exceptions=*/false);
   if (response.status != 200) {
-    const std::string message = body.is_object() && body.contains("error")
-                                    ? body["error"].get<std::string>()
+    const std::string message = answer.is_object() && answer.contains("error")
+                                    ? answer["error"].get<std::string>()
                                     : response.body.substr(0, 300);
-    throw std::runtime_error(fmt::format("GET {}: {} {}", target, response.status, message));
+    throw std::runtime_error(fmt::format("{} {}: {} {}", method, target, response.status, message));
   }
-  if (body.is_discarded()) throw std::runtime_error("GET " + target + ": the answer is not JSON");
-  return body;
+  if (answer.is_discarded()) {
+    throw std::runtime_error(method + " " + target + ": the answer is not JSON");
+  }
+  return answer;
+}
+
+json get(HttpClient& http, const std::string& target) {
+  return call(http, "GET", target);
 }
 
 std::string query_string(const std::vector<std::pair<std::string, std::string>>& params) {
@@ -103,28 +112,13 @@ std::string time_cell(const json& v) {
 }
 
 void print_table(const std::vector<std::string>& header, const Table& rows) {
-  std::vector<std::size_t> width(header.size());
-  for (std::size_t c = 0; c < header.size(); ++c) width[c] = header[c].size();
-  for (const auto& row : rows) {
-    for (std::size_t c = 0; c < row.size() && c < width.size(); ++c) {
-      width[c] = std::max(width[c], row[c].size());
-    }
-  }
-  auto print_row = [&](const std::vector<std::string>& row) {
-    std::string line;
-    for (std::size_t c = 0; c < row.size(); ++c) {
-      line += fmt::format("{:<{}}", row[c], c + 1 < row.size() ? width[c] + 2 : 0);
-    }
-    std::cout << line << "\n";
-  };
-  print_row(header);
-  for (const auto& row : rows) print_row(row);
+  std::cout << nmt::tracker::render_text_table(header, rows);
 }
 
 // ---- runs, show, metrics -----------------------------------------------------------------------
 
 struct RunsQuery {
-  std::string experiment, sweep, status;
+  std::string experiment, sweep, status, uid;
   std::vector<std::string> params;  // key=value
   bool json = false;
 };
@@ -134,6 +128,7 @@ int cmd_runs(HttpClient& http, const RunsQuery& q) {
   if (!q.experiment.empty()) params.emplace_back("experiment", q.experiment);
   if (!q.sweep.empty()) params.emplace_back("sweep", q.sweep);
   if (!q.status.empty()) params.emplace_back("status", q.status);
+  if (!q.uid.empty()) params.emplace_back("uid", q.uid);
   for (const auto& p : q.params) {
     const auto eq = p.find('=');
     if (eq == std::string::npos || eq == 0) {
@@ -169,13 +164,25 @@ Table rows_of(const json& list, const std::vector<std::string>& keys) {
 int cmd_show(HttpClient& http, std::int64_t run, bool as_json) {
   const json r = get(http, "/api/runs/" + std::to_string(run));
   if (as_json) return std::cout << r.dump(2) << "\n", 0;
-  for (const char* key :
-       {"run_id", "experiment", "name", "sweep", "row_label", "row_index", "status", "attempt",
-        "config_hash", "git_revision", "host", "world_size", "slurm_job_id", "slurm_array_id"}) {
+  for (const char* key : {"run_id", "uid", "experiment", "name", "sweep", "row_label", "row_index",
+                          "status", "attempt", "config_hash", "git_revision", "host", "world_size",
+                          "slurm_job_id", "slurm_array_id"}) {
     std::cout << fmt::format("{:<16}{}\n", key, json_cell(r.value(key, json())));
   }
   std::cout << fmt::format("{:<16}{}\n{:<16}{}\n", "started_at", time_cell(r["started_at"]),
                            "ended_at", time_cell(r["ended_at"]));
+  const std::vector<std::string> attempt_keys = {"attempt",    "status",       "host",
+                                                 "world_size", "slurm_job_id", "slurm_array_id"};
+  std::cout << "\nattempts\n";
+  Table attempts = rows_of(r.value("attempts", json::array()), attempt_keys);
+  const json attempt_list = r.value("attempts", json::array());
+  for (std::size_t i = 0; i < attempts.size(); ++i) {
+    attempts[i].push_back(time_cell(attempt_list[i].value("started_at", json())));
+    attempts[i].push_back(time_cell(attempt_list[i].value("ended_at", json())));
+  }
+  std::vector<std::string> attempt_header = attempt_keys;
+  attempt_header.insert(attempt_header.end(), {"started", "ended"});
+  print_table(attempt_header, attempts);
   std::cout << "\nparams\n";
   const json params = r.value("params", json::object());
   for (const auto& [key, value] : params.items()) {
@@ -319,19 +326,16 @@ int cmd_log_eval(HttpClient& http, const EvalArgs& a) {
   if (a.bleu) body["bleu"] = *a.bleu;
   if (a.chrf) body["chrf"] = *a.chrf;
   if (a.perplexity) body["perplexity"] = *a.perplexity;
-  const std::string target = fmt::format("/api/runs/{}/evals", a.run);
-  nmt::tracker::HttpResponse response;
-  try {
-    response = http.request("POST", target, body.dump());
-  } catch (const nmt::tracker::HttpError& e) {
-    throw Unreachable(
-        fmt::format("cannot reach nmt-trackerd at {}: {}", http.url().to_string(), e.what()));
-  }
-  if (response.status != 200) {
-    throw std::runtime_error(
-        fmt::format("POST {}: {} {}", target, response.status, response.body.substr(0, 300)));
-  }
-  std::cout << response.body << "\n";
+  std::cout << call(http, "POST", fmt::format("/api/runs/{}/evals", a.run), body.dump()).dump()
+            << "\n";
+  return 0;
+}
+
+// Sets a run's status by hand: for a run whose process died without saying so (SIGKILL, a node
+// lost), which would otherwise show "running" for ever.
+int cmd_set_status(HttpClient& http, std::int64_t run, const std::string& status) {
+  call(http, "PUT", fmt::format("/api/runs/{}/status", run), json{{"status", status}}.dump());
+  std::cout << fmt::format("run {}: {}\n", run, status);
   return 0;
 }
 
@@ -344,6 +348,9 @@ struct Commands {
   bool show_json = false;
   MetricsQuery metrics;
   std::vector<std::int64_t> compare_runs;
+  std::int64_t status_run = 0;
+  std::string status;
+  CLI::App* status_cmd = nullptr;
   std::string sweep, format = "md";
   CLI::App *runs_cmd = nullptr, *show_cmd = nullptr, *metrics_cmd = nullptr, *compare_cmd = nullptr;
 };
@@ -352,7 +359,9 @@ void add_commands(CLI::App& app, Commands& c) {
   c.runs_cmd = app.add_subcommand("runs", "List runs (filters are ANDed)");
   c.runs_cmd->add_option("--experiment", c.runs.experiment, "Only this experiment");
   c.runs_cmd->add_option("--sweep", c.runs.sweep, "Only this sweep");
-  c.runs_cmd->add_option("--status", c.runs.status, "running, finished, failed or killed");
+  c.runs_cmd->add_option("--status", c.runs.status,
+                         "running, finished, failed, killed or preempted");
+  c.runs_cmd->add_option("--uid", c.runs.uid, "Only the run with this uid");
   c.runs_cmd->add_option("--param", c.runs.params, "key=value, e.g. model.layers=6; repeatable");
   c.runs_cmd->add_flag("--json", c.runs.json, "Print the daemon's JSON");
 
@@ -381,6 +390,13 @@ void add_commands(CLI::App& app, Commands& c) {
   eval->add_option("--checkpoint", c.eval.checkpoint, "Checkpoint evaluated");
   eval->add_option("--step", c.eval.step, "Training step of the checkpoint");
 
+  c.status_cmd = app.add_subcommand(
+      "set-status", "Set a run's status, e.g. for a run that died without reporting it");
+  c.status_cmd->add_option("RUN", c.status_run, "Run id")->required();
+  c.status_cmd->add_option("STATUS", c.status, "running, finished, failed, killed or preempted")
+      ->required()
+      ->check(CLI::IsMember({"running", "finished", "failed", "killed", "preempted"}));
+
   auto* table = app.add_subcommand("table", "A sweep's ablation table (paper Table 3)");
   table->add_option("--sweep", c.sweep, "Sweep name")->required();
   table->add_option("--format", c.format, "md, csv or json")
@@ -396,6 +412,7 @@ int dispatch(const Daemon& daemon, const Commands& c) {
     if (*c.metrics_cmd) return cmd_metrics(*http, c.metrics);
     if (*c.compare_cmd) return cmd_compare(*http, c.compare_runs);
     if (*c.eval_cmd) return cmd_log_eval(*http, c.eval);
+    if (*c.status_cmd) return cmd_set_status(*http, c.status_run, c.status);
     return cmd_table(*http, c.sweep, c.format);
   } catch (const Unreachable& e) {
     spdlog::error("{}", e.what());

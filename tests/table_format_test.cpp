@@ -1,6 +1,7 @@
 // The sweep table as nmt-tracker prints it: the paper's column labels, parameter counts in
 // millions (three significant digits for small models), blanks for missing figures, row labels
-// first, and Markdown and CSV escaping of awkward labels.
+// first, and Markdown and CSV escaping of awkward labels; and the plain text tables of the other
+// commands.
 
 #include <gtest/gtest.h>
 
@@ -78,6 +79,16 @@ TEST(TableFormat, CellsPrintIntegersPlainlyAndNullAsDash) {
   EXPECT_EQ(json_cell(json(0.1)), "0.1");
   EXPECT_EQ(json_cell(json(nullptr)), "-");
   EXPECT_EQ(json_cell(json("learned")), "learned");
+}
+
+TEST(TableFormat, TextTableAlignsColumnsWithoutTrailingBlanks) {
+  const std::string text = render_text_table({"attempt", "status", "host"},
+                                             {{"1", "preempted", "node-17"}, {"2", "running"}});
+  EXPECT_EQ(text,
+            "attempt  status     host\n"
+            "1        preempted  node-17\n"
+            "2        running\n");
+  EXPECT_EQ(render_text_table({"id"}, {}), "id\n");
 }
 
 }  // namespace

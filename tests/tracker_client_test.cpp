@@ -1,7 +1,8 @@
 // The tracker client against the real daemon (NMT_TRACKERD) and the real CLI (NMT_TRACKER_CLI):
 // every point delivered, spooling while the daemon is down and exactly-once replay when it is back
 // (also by the next client, also after a replay whose truncation was lost), a full queue that never
-// blocks, a lost response whose retry is not stored twice, and what the CLI prints.
+// blocks, a lost response whose retry is not stored twice (a metrics batch or the registration),
+// runs never merged by name but resumed by uid and attempt, and what the CLI prints.
 
 #include <arpa/inet.h>
 #include <fcntl.h>
@@ -266,12 +267,14 @@ TEST(TrackerClient, FullQueueNeverBlocks) {
   EXPECT_EQ(stats.dropped_points + static_cast<std::int64_t>(stats.spooled_points), kPoints);
 }
 
-// Forwards HTTP requests to the daemon, but answers the first metrics batch by closing the
-// connection: the daemon stored the batch, the client never heard so. Records the sequence
-// number of every metrics request it forwards.
+// Forwards HTTP requests to the daemon, but answers the first POST whose target ends in `lose`
+// (a metrics batch, or the registration) by closing the connection: the daemon stored it, the
+// client never heard so. Records the sequence number of every metrics request it forwards, and
+// counts the POSTs to `lose`.
 class LossyProxy {
  public:
-  explicit LossyProxy(const std::string& upstream) : upstream_(upstream) {
+  explicit LossyProxy(const std::string& upstream, std::string lose = "/metrics")
+      : upstream_(upstream), lose_(std::move(lose)) {
     namespace asio = boost::asio;
     acceptor_.open(asio::ip::tcp::v4());
     acceptor_.bind({asio::ip::make_address("127.0.0.1"), 0});
@@ -292,6 +295,10 @@ class LossyProxy {
   std::vector<std::int64_t> sequences() {
     std::lock_guard lock(mutex_);
     return sequences_;
+  }
+  int lossy_posts() {
+    std::lock_guard lock(mutex_);
+    return lossy_posts_;
   }
 
  private:
@@ -314,14 +321,18 @@ class LossyProxy {
       http::read(socket, buffer, request, ec);
       if (ec) return;
       const std::string target(request.target());
-      const bool metrics = target.size() > 8 && target.substr(target.size() - 8) == "/metrics" &&
-                           request.method() == http::verb::post;
+      const auto ends_in = [&](const std::string& suffix) {
+        return request.method() == http::verb::post && target.size() >= suffix.size() &&
+               target.compare(target.size() - suffix.size(), suffix.size(), suffix) == 0;
+      };
       const auto answer =
           upstream.request(std::string(request.method_string()), target, request.body());
-      if (metrics) {
+      {
         std::lock_guard lock(mutex_);
-        sequences_.push_back(json::parse(request.body())["sequence"].get<std::int64_t>());
-        if (sequences_.size() == 1) return;  // the response is lost
+        if (ends_in("/metrics")) {
+          sequences_.push_back(json::parse(request.body())["sequence"].get<std::int64_t>());
+        }
+        if (ends_in(lose_) && ++lossy_posts_ == 1) return;  // the response is lost
       }
       http::response<http::string_body> response{static_cast<http::status>(answer.status), 11};
       response.set(http::field::content_type, "application/json");
@@ -333,6 +344,7 @@ class LossyProxy {
   }
 
   std::string upstream_;
+  std::string lose_;
   boost::asio::io_context io_;
   boost::asio::ip::tcp::acceptor acceptor_{io_};
   std::atomic<bool> stop_{false};
@@ -340,6 +352,7 @@ class LossyProxy {
   std::vector<std::thread> sessions_;
   std::mutex mutex_;
   std::vector<std::int64_t> sequences_;
+  int lossy_posts_ = 0;
 };
 
 TEST(TrackerClient, RetryAfterLostResponseIsNotStoredTwice) {
@@ -357,6 +370,97 @@ TEST(TrackerClient, RetryAfterLostResponseIsNotStoredTwice) {
   ASSERT_GE(sequences.size(), 2u);
   EXPECT_EQ(sequences[0], sequences[1]);  // the same batch, sent again
   expect_each_step_once(series(daemon.url(), run, "train/loss"), 300);
+}
+
+// The spool's retry of a registration whose answer was lost: with the run's uid and attempt it
+// is a replay, so one run with its attempt unchanged, whether the uid was set or generated.
+TEST(TrackerClient, RegistrationDeliveredTwiceIsOneRun) {
+  testing::TempDir dir;
+  Daemon daemon(dir.path());
+  for (const std::string uid : {"persisted-uid-0001", ""}) {
+    LossyProxy proxy(daemon.url(), "/api/runs");
+    RunInfo info = run_info("twice" + uid);
+    info.experiment = "twice-" + std::to_string(uid.empty());
+    info.uid = uid;
+    info.attempt = 3;
+    {
+      TrackerClient client(options_for(proxy.url(), dir));
+      EXPECT_FALSE(client.start_run(info).has_value());  // the answer never came
+      client.log_metric("train/loss", 0, 1.0);
+      ASSERT_TRUE(client.flush(10s));
+      ASSERT_TRUE(client.run_id().has_value());
+    }
+    EXPECT_EQ(proxy.lossy_posts(), 2) << "uid '" << uid << "'";  // delivered twice
+    const json runs = get(daemon.url(), "/api/runs?experiment=" + info.experiment)["runs"];
+    ASSERT_EQ(runs.size(), 1u) << runs.dump();
+    EXPECT_EQ(runs[0]["attempt"], 3);
+    EXPECT_TRUE(uid.empty() ? runs[0]["uid"].is_string() : runs[0]["uid"] == uid) << runs.dump();
+    const auto run = runs[0]["run_id"].get<std::int64_t>();
+    EXPECT_EQ(get(daemon.url(), "/api/runs/" + std::to_string(run))["attempts"].size(), 1u);
+    EXPECT_EQ(series(daemon.url(), run, "train/loss").size(), 1u);
+  }
+}
+
+// Issue 16 as the trainer met it: runs/exp1/tiny and runs/exp2/tiny, both named "tiny".
+TEST(TrackerClient, SameNameInTwoRunDirectoriesIsTwoRuns) {
+  testing::TempDir dir;
+  Daemon daemon(dir.path());
+  std::vector<std::int64_t> runs;
+  for (const double dropout : {0.1, 0.3}) {
+    testing::TempDir run_dir;
+    TrackerClient client(options_for(daemon.url(), run_dir));
+    RunInfo info = run_info("tiny");
+    info.params["model.dropout"] = dropout;
+    runs.push_back(client.start_run(info).value());
+    for (int step = 0; step < 5; ++step) client.log_metric("train/loss", step, dropout);
+    ASSERT_TRUE(client.flush(10s));
+  }
+  ASSERT_NE(runs[0], runs[1]);
+  for (int i = 0; i < 2; ++i) {
+    const json run = get(daemon.url(), "/api/runs/" + std::to_string(runs[i]));
+    EXPECT_EQ(run["attempt"], 1);
+    EXPECT_DOUBLE_EQ(run["params"]["model.dropout"].get<double>(), i == 0 ? 0.1 : 0.3);
+    const json points = series(daemon.url(), runs[i], "train/loss");
+    expect_each_step_once(points, 5);
+    EXPECT_DOUBLE_EQ(points[0]["value"].get<double>(), i == 0 ? 0.1 : 0.3);
+  }
+}
+
+// A preempted job requeued: the same uid with attempt 2 continues the run.
+TEST(TrackerClient, NextAttemptResumesTheRunByUid) {
+  testing::TempDir dir;
+  Daemon daemon(dir.path());
+  RunInfo info = run_info("requeued-by-uid");
+  info.uid = generate_run_uid();
+  EXPECT_TRUE(is_valid_run_uid(info.uid)) << info.uid;
+  EXPECT_NE(generate_run_uid(), info.uid);
+  std::int64_t run = 0;
+  for (const int attempt : {1, 2}) {
+    info.attempt = attempt;
+    info.world_size = attempt * 2;
+    TrackerClient client(options_for(daemon.url(), dir));
+    const auto id = client.start_run(info);
+    ASSERT_TRUE(id.has_value());
+    if (attempt == 1) run = *id;
+    EXPECT_EQ(*id, run);
+    for (int step = 0; step < 10; ++step)
+      client.log_metric("train/loss", (attempt - 1) * 10 + step, 1.0);
+    if (attempt == 1) client.set_status(RunStatus::kPreempted);
+    ASSERT_TRUE(client.flush(10s));
+  }
+  const json detail = get(daemon.url(), "/api/runs/" + std::to_string(run));
+  EXPECT_EQ(detail["attempt"], 2);
+  EXPECT_EQ(detail["status"], "running");
+  EXPECT_EQ(detail["world_size"], 4);
+  ASSERT_EQ(detail["attempts"].size(), 2u);
+  EXPECT_EQ(detail["attempts"][0]["status"], "preempted");
+  EXPECT_EQ(detail["attempts"][0]["world_size"], 2);
+  EXPECT_EQ(detail["attempts"][1]["status"], "running");
+  expect_each_step_once(series(daemon.url(), run, "train/loss"), 20);
+  EXPECT_STREQ(to_string(RunStatus::kPreempted), "preempted");
+  TrackerClient bad(options_for(daemon.url(), dir));
+  info.uid = "not a uid";
+  EXPECT_THROW(bad.start_run(info), std::invalid_argument);
 }
 
 struct CliResult {
@@ -401,6 +505,15 @@ TEST(NmtTrackerCli, ListsRunsPrintsMetricsAndTheAblationTable) {
   const auto show = run_cli(where + "show " + std::to_string(run));
   EXPECT_EQ(show.status, 0);
   EXPECT_NE(show.out.find("model.layers = 6"), std::string::npos) << show.out;
+
+  EXPECT_EQ(run_cli(where + "set-status " + std::to_string(run) + " preempted").status, 0);
+  EXPECT_NE(run_cli(where + "set-status " + std::to_string(run) + " paused").status, 0);
+  const auto preempted = run_cli(where + "runs --status preempted");
+  EXPECT_NE(preempted.out.find("cli-run"), std::string::npos) << preempted.out;
+  const auto attempts = run_cli(where + "show " + std::to_string(run));
+  EXPECT_NE(attempts.out.find("\nattempts\nattempt  status     host"), std::string::npos)
+      << attempts.out;
+  EXPECT_NE(attempts.out.find("\n1        preempted"), std::string::npos) << attempts.out;
 
   const auto csv = run_cli(where + "metrics " + std::to_string(run) + " train/loss --csv");
   EXPECT_EQ(csv.status, 0);

@@ -1,5 +1,6 @@
 // The tracker's request handler over a real SQLite file: every route of tracker/API.md, the
-// promises behind them (idempotent batches, resume, downsampling, the ablation table), and the
+// promises behind them (idempotent batches, runs never merged by name, resume by uid and attempt,
+// replayed registrations, downsampling, the ablation table), and the
 // error contract (400 naming the field, 401, 404, 405, 500), without sockets.
 
 #include "tracker/server/request_handler.h"
@@ -7,6 +8,7 @@
 #include <algorithm>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <thread>
 
 #include "test_utils.h"
@@ -86,34 +88,191 @@ TEST_F(TrackerHandler, HealthReportsSchemaVersion) {
   EXPECT_EQ(answer.body.at("schema_version"), latest_schema_version());
 }
 
-TEST_F(TrackerHandler, ResumingSameNameIncrementsAttempt) {
+// Issue 16: runs/exp1/tiny and runs/exp2/tiny, both named "tiny", became one run. A name is only
+// a label now: without a uid, or with different uids, every registration is a run of its own.
+TEST_F(TrackerHandler, SameNameIsNeverMerged) {
+  const json first = {{"experiment", "e"}, {"name", "tiny"}, {"params", {{"model.dropout", 0.1}}}};
+  json second = first;
+  second["params"]["model.dropout"] = 0.3;
+  const auto a = create_run(first);
+  const auto b = create_run(second);
+  json third = first;
+  third["uid"] = "uid-third-0001";
+  json fourth = first;
+  fourth["uid"] = "uid-fourth-0001";
+  const Answer c = post("/api/runs", third);
+  const Answer d = post("/api/runs", fourth);
+  ASSERT_EQ(c.status, 200) << c.body.dump();
+  ASSERT_EQ(d.status, 200) << d.body.dump();
+  EXPECT_EQ(c.body.at("resumed"), false);
+  EXPECT_EQ(d.body.at("attempt"), 1);
+  const std::set<json> distinct = {a, b, c.body.at("run_id"), d.body.at("run_id")};
+  EXPECT_EQ(distinct.size(), 4u);
+
+  // The same sequence number in both: each run stores its own batch.
+  ASSERT_EQ(post(run_path(a, "metrics"), batch(0, 0, 1, 3)).body.at("stored"), 3);
+  ASSERT_EQ(post(run_path(b, "metrics"), batch(0, 0, 1, 5)).body.at("stored"), 5);
+  EXPECT_EQ(get(run_path(a, "metrics"), {{"key", "loss"}}).body.at("points").size(), 3u);
+  EXPECT_EQ(get(run_path(b, "metrics"), {{"key", "loss"}}).body.at("points").size(), 5u);
+  const json run_a = get(run_path(a)).body, run_b = get(run_path(b)).body;
+  EXPECT_DOUBLE_EQ(run_a.at("params").at("model.dropout").get<double>(), 0.1);
+  EXPECT_DOUBLE_EQ(run_b.at("params").at("model.dropout").get<double>(), 0.3);
+  EXPECT_EQ(run_a.at("attempt"), 1);
+  EXPECT_EQ(run_b.at("attempt"), 1);
+  EXPECT_TRUE(run_a.at("uid").is_null());
+  EXPECT_EQ(run_a.at("attempts").size(), 1u);
+  EXPECT_EQ(ids({{"experiment", "e"}}).size(), 4u);
+}
+
+TEST_F(TrackerHandler, UidWithHigherAttemptResumesTheRun) {
   const json spec = {{"experiment", "wmt14"},
                      {"name", "base"},
+                     {"uid", "3f2a9c0e5b7d4e61"},
                      {"host", "node1"},
+                     {"world_size", 1},
+                     {"slurm_job_id", "100"},
                      {"params", {{"model.d_model", 512}, {"model.positions", "sinusoid"}}}};
   const Answer first = post("/api/runs", spec);
-  ASSERT_EQ(first.status, 200);
+  ASSERT_EQ(first.status, 200) << first.body.dump();
   EXPECT_EQ(first.body.at("attempt"), 1);
   EXPECT_EQ(first.body.at("resumed"), false);
   const auto id = first.body.at("run_id").get<std::int64_t>();
-  ASSERT_EQ(call("PUT", run_path(id, "status"), R"({"status": "failed"})").status, 200);
-  EXPECT_FALSE(get(run_path(id)).body.at("ended_at").is_null());
+  ASSERT_EQ(call("PUT", run_path(id, "status"), R"({"status": "preempted"})").status, 200);
 
   json again = spec;
-  again["params"]["model.d_model"] = 1024;
+  again["attempt"] = 2;
+  again["world_size"] = 4;
+  again["slurm_job_id"] = "101";
+  again["params"] = {{"model.d_model", 1024}};
   again.erase("host");
   const Answer second = post("/api/runs", again);
-  ASSERT_EQ(second.status, 200);
+  ASSERT_EQ(second.status, 200) << second.body.dump();
   EXPECT_EQ(second.body.at("run_id"), id);
   EXPECT_EQ(second.body.at("attempt"), 2);
   EXPECT_EQ(second.body.at("resumed"), true);
   const json run = get(run_path(id)).body;
+  EXPECT_EQ(run.at("uid"), "3f2a9c0e5b7d4e61");
+  EXPECT_EQ(run.at("attempt"), 2);
   EXPECT_EQ(run.at("status"), "running");
   EXPECT_TRUE(run.at("ended_at").is_null());
+  EXPECT_EQ(run.at("world_size"), 4);
   EXPECT_EQ(run.at("host"), "node1");  // not sent on resume: kept
   EXPECT_EQ(run.at("params").at("model.d_model"), 1024);
   EXPECT_EQ(run.at("params").at("model.positions"), "sinusoid");
-  EXPECT_NE(create_run({{"experiment", "other"}, {"name", "base"}}), id);
+  const json& attempts = run.at("attempts");
+  ASSERT_EQ(attempts.size(), 2u);
+  EXPECT_EQ(attempts[0].at("attempt"), 1);
+  EXPECT_EQ(attempts[0].at("status"), "preempted");
+  EXPECT_FALSE(attempts[0].at("ended_at").is_null());
+  EXPECT_EQ(attempts[0].at("world_size"), 1);
+  EXPECT_EQ(attempts[0].at("slurm_job_id"), "100");
+  EXPECT_EQ(attempts[1].at("attempt"), 2);
+  EXPECT_EQ(attempts[1].at("status"), "running");
+  EXPECT_TRUE(attempts[1].at("ended_at").is_null());
+  EXPECT_EQ(attempts[1].at("world_size"), 4);
+  EXPECT_TRUE(attempts[1].at("host").is_null());
+  EXPECT_GE(attempts[1].at("started_at").get<double>(), attempts[0].at("ended_at").get<double>());
+
+  // A late report from attempt 1 ends attempt 1 only; the run goes on as attempt 2.
+  ASSERT_EQ(call("PUT", run_path(id, "status"), R"({"status": "killed", "attempt": 1})").status,
+            200);
+  ASSERT_EQ(call("PUT", run_path(id, "status"), R"({"status": "finished"})").status, 200);
+  const json done = get(run_path(id)).body;
+  EXPECT_EQ(done.at("status"), "finished");
+  EXPECT_EQ(done.at("attempts")[0].at("status"), "killed");
+  EXPECT_EQ(done.at("attempts")[1].at("status"), "finished");
+  EXPECT_FALSE(done.at("attempts")[1].at("ended_at").is_null());
+  EXPECT_EQ(call("PUT", run_path(id, "status"), R"({"status": "failed", "attempt": 3})").status,
+            404);
+  EXPECT_EQ(ids({{"uid", "3f2a9c0e5b7d4e61"}}), std::vector<std::int64_t>{id});
+  EXPECT_TRUE(ids({{"uid", "0000000000000000"}}).empty());
+  EXPECT_EQ(get("/api/runs").body.at("runs")[0].at("uid"), "3f2a9c0e5b7d4e61");
+}
+
+// A spool retrying a registration whose answer was lost sends it again: same uid, same attempt.
+TEST_F(TrackerHandler, ReplayedRegistrationChangesNothing) {
+  const json spec = {{"experiment", "e"}, {"name", "r"},     {"uid", "replayed_uid_1"},
+                     {"attempt", 2},      {"host", "node1"}, {"params", {{"model.layers", 6}}}};
+  const Answer first = post("/api/runs", spec);
+  ASSERT_EQ(first.status, 200) << first.body.dump();
+  const auto id = first.body.at("run_id").get<std::int64_t>();
+  EXPECT_EQ(first.body.at("attempt"), 2);  // a run first seen at attempt 2 starts there
+  ASSERT_EQ(call("PUT", run_path(id, "status"), R"({"status": "finished"})").status, 200);
+  const json before = get(run_path(id)).body;
+
+  json replay = spec;
+  replay["host"] = "node9";
+  replay["params"] = {{"model.layers", 12}};
+  for (const int attempt : {2, 1}) {  // the same attempt, and a stale older one
+    replay["attempt"] = attempt;
+    const Answer answer = post("/api/runs", replay);
+    ASSERT_EQ(answer.status, 200) << answer.body.dump();
+    EXPECT_EQ(answer.body.at("run_id"), id);
+    EXPECT_EQ(answer.body.at("attempt"), 2);
+    EXPECT_EQ(answer.body.at("resumed"), false);
+  }
+  EXPECT_EQ(get(run_path(id)).body, before);  // status, host, params, attempts: all unchanged
+  EXPECT_EQ(ids({}), std::vector<std::int64_t>{id});
+
+  // The uid names one run of one experiment: a copied run directory is refused, not merged.
+  json copied = spec;
+  copied["name"] = "r-copy";
+  copied["attempt"] = 3;
+  const Answer conflict = post("/api/runs", copied);
+  EXPECT_EQ(conflict.status, 409);
+  EXPECT_EQ(conflict.body.at("field"), "uid");
+  copied["name"] = "r";
+  copied["experiment"] = "other";
+  EXPECT_EQ(post("/api/runs", copied).status, 409);
+  EXPECT_EQ(get(run_path(id)).body, before);
+}
+
+TEST_F(TrackerHandler, BadUidOrAttemptIs400NamingTheField) {
+  const auto field_of = [&](const json& extra) {
+    json body = {{"experiment", "e"}, {"name", "r"}};
+    body.update(extra);
+    const Answer answer = post("/api/runs", body);
+    EXPECT_EQ(answer.status, 400) << body.dump();
+    return answer.body.value("field", "");
+  };
+  EXPECT_EQ(field_of({{"uid", "short"}}), "uid");
+  EXPECT_EQ(field_of({{"uid", std::string(65, 'a')}}), "uid");
+  EXPECT_EQ(field_of({{"uid", "has/slash1"}}), "uid");
+  EXPECT_EQ(field_of({{"uid", "with space"}}), "uid");
+  EXPECT_EQ(field_of({{"uid", 12345678}}), "uid");
+  EXPECT_EQ(field_of({{"uid", ""}}), "uid");
+  EXPECT_EQ(field_of({{"attempt", 0}}), "attempt");
+  EXPECT_EQ(field_of({{"attempt", -1}}), "attempt");
+  EXPECT_EQ(field_of({{"attempt", "2"}}), "attempt");
+  EXPECT_EQ(field_of({{"attempt", 1.5}}), "attempt");
+  EXPECT_TRUE(ids({}).empty());  // nothing was created
+  // The bounds themselves are valid.
+  EXPECT_EQ(post("/api/runs", {{"experiment", "e"}, {"name", "r"}, {"uid", "Ab3_-xyz"}}).status,
+            200);
+  EXPECT_EQ(
+      post("/api/runs", {{"experiment", "e"}, {"name", "r"}, {"uid", std::string(64, 'Z')}}).status,
+      200);
+  const auto id = create_run({{"experiment", "e"}, {"name", "s"}});
+  const Answer status = call("PUT", run_path(id, "status"), R"({"status": "done"})");
+  EXPECT_EQ(status.body.at("field"), "status");
+  EXPECT_NE(status.body.at("error").get<std::string>().find("preempted"), std::string::npos);
+  EXPECT_EQ(call("PUT", run_path(id, "status"), R"({"status": "killed", "attempt": 0})")
+                .body.value("field", ""),
+            "attempt");
+}
+
+TEST_F(TrackerHandler, PreemptedIsATerminalStatus) {
+  const auto id = create_run({{"experiment", "e"}, {"name", "r"}});
+  const Answer answer = call("PUT", run_path(id, "status"), R"({"status": "preempted"})");
+  ASSERT_EQ(answer.status, 200) << answer.body.dump();
+  EXPECT_EQ(answer.body.at("status"), "preempted");
+  const json run = get(run_path(id)).body;
+  EXPECT_EQ(run.at("status"), "preempted");
+  EXPECT_FALSE(run.at("ended_at").is_null());
+  EXPECT_EQ(run.at("attempts")[0].at("status"), "preempted");
+  EXPECT_EQ(ids({{"status", "preempted"}}), std::vector<std::int64_t>{id});
+  ASSERT_EQ(call("PUT", run_path(id, "status"), R"({"status": "running"})").status, 200);
+  EXPECT_TRUE(get(run_path(id)).body.at("ended_at").is_null());
 }
 
 TEST_F(TrackerHandler, IngestedMetricsComeBackAsSeries) {
@@ -442,7 +601,8 @@ TEST_F(TrackerHandler, ReopenedDatabaseSeesEverything) {
   EXPECT_EQ(ids({{"param.model.d_model", "256"}}), std::vector<std::int64_t>{id});
   EXPECT_DOUBLE_EQ(
       get("/api/sweeps/S/table").body.at("rows")[0].at("values").at("dev_ppl").get<double>(), 4.5);
-  EXPECT_EQ(create_run({{"experiment", "e"}, {"name", "r"}}), id);
+  // A name is no key: the same name again is a new run (issue 16).
+  EXPECT_NE(create_run({{"experiment", "e"}, {"name", "r"}}), id);
 }
 
 TEST_F(TrackerHandler, StoreFailureIs500WithMessage) {

@@ -1,6 +1,7 @@
 // The tracker's SQLite store: a real database file in WAL mode, migrated to the current schema,
-// surviving a reopen; a file from a newer build is refused. RunStore's own promises: typed errors,
-// all-or-nothing batches, exact downsampling buckets.
+// surviving a reopen; a file from a newer build is refused; a file from an older build upgraded
+// with its data. RunStore's own promises: typed errors, all-or-nothing batches, exact
+// downsampling buckets.
 
 #include "tracker/store/database.h"
 
@@ -86,8 +87,10 @@ TEST(TrackerStore, UpgradesVersionOneDatabaseInPlace) {
   TempDir dir;
   const auto path = dir.file("tracker.db");
   {
-    Database db(path);
-    db.sqlite().exec("DROP INDEX evals_run; DROP INDEX artifacts_run; PRAGMA user_version = 1");
+    SQLite::Database raw(path, SQLite::OPEN_READWRITE | SQLite::OPEN_CREATE);
+    migrate_to(raw, path, 1);
+    ASSERT_EQ(
+        raw.execAndGet("SELECT COUNT(*) FROM sqlite_master WHERE name = 'evals_run'").getInt(), 0);
   }
   Database db(path);
   EXPECT_EQ(db.schema_version(), latest_schema_version());
@@ -96,6 +99,78 @@ TEST(TrackerStore, UpgradesVersionOneDatabaseInPlace) {
                             "name IN ('evals_run', 'artifacts_run')")
                 .getInt(),
             2);
+}
+
+// Issue 16's migration: a database as version 2 left it (runs unique by experiment and name) keeps
+// every row, loses the uniqueness, gains uid and one attempts row per run, keeps its indexes and
+// its foreign keys.
+TEST(TrackerStore, UpgradesVersionTwoDatabaseKeepingEveryRun) {
+  TempDir dir;
+  const auto path = dir.file("tracker.db");
+  {
+    SQLite::Database raw(path, SQLite::OPEN_READWRITE | SQLite::OPEN_CREATE);
+    raw.exec("PRAGMA foreign_keys = ON");
+    migrate_to(raw, path, 2);
+    ASSERT_EQ(raw.execAndGet("PRAGMA user_version").getInt(), 2);
+    raw.exec(R"sql(
+      INSERT INTO experiments VALUES (1, 'wmt14', 1.0);
+      INSERT INTO runs(id, experiment_id, name, sweep, row_index, status, host, world_size,
+                       slurm_job_id, attempt, started_at, ended_at)
+        VALUES (1, 1, 'tiny', 'S', 0, 'failed', 'node1', 4, '77', 2, 10.0, 20.0),
+               (2, 1, 'base', NULL, NULL, 'running', NULL, NULL, NULL, 1, 30.0, NULL);
+      INSERT INTO params VALUES (1, 'model.dropout', NULL, 0.1), (2, 'model.dropout', NULL, 0.3);
+      INSERT INTO metrics(run_id, key, step, value, wall_time) VALUES (1, 'loss', 1, 5.0, 11.0),
+                                                                      (2, 'loss', 1, 6.0, 31.0);
+      INSERT INTO ingested_batches VALUES (1, 0, 7);
+      INSERT INTO evals(run_id, split, bleu, created_at) VALUES (1, 'test', 25.8, 19.0);
+    )sql");
+    // The old constraint, as issue 16 met it.
+    EXPECT_THROW(
+        raw.exec("INSERT INTO runs(experiment_id, name, started_at) VALUES (1, 'tiny', 0)"),
+        SQLite::Exception);
+  }
+  Database db(path);
+  EXPECT_EQ(db.schema_version(), latest_schema_version());
+  auto& sql = db.sqlite();
+  EXPECT_EQ(sql.execAndGet("SELECT COUNT(*) FROM runs WHERE uid IS NULL").getInt(), 2);
+  EXPECT_EQ(sql.execAndGet("SELECT COUNT(*) FROM metrics").getInt(), 2);
+  EXPECT_EQ(sql.execAndGet("SELECT COUNT(*) FROM sqlite_master WHERE type = 'index' AND name IN "
+                           "('runs_sweep', 'runs_experiment', 'evals_run', 'artifacts_run')")
+                .getInt(),
+            4);
+  EXPECT_EQ(sql.execAndGet("PRAGMA foreign_keys").getInt(), 1);  // back on after the rebuild
+  EXPECT_THROW(sql.exec("INSERT INTO params VALUES (99, 'x', 'y', NULL)"), SQLite::Exception);
+
+  RunStore store(db);
+  const auto tiny = store.get_run(1);
+  EXPECT_EQ(tiny.at("name"), "tiny");
+  EXPECT_EQ(tiny.at("status"), "failed");
+  EXPECT_EQ(tiny.at("attempt"), 2);
+  EXPECT_EQ(tiny.at("world_size"), 4);
+  EXPECT_TRUE(tiny.at("uid").is_null());
+  EXPECT_DOUBLE_EQ(tiny.at("params").at("model.dropout").get<double>(), 0.1);
+  EXPECT_EQ(tiny.at("evals").size(), 1u);
+  // Only the current attempt was known to version 2.
+  ASSERT_EQ(tiny.at("attempts").size(), 1u);
+  EXPECT_EQ(tiny.at("attempts")[0].at("attempt"), 2);
+  EXPECT_EQ(tiny.at("attempts")[0].at("status"), "failed");
+  EXPECT_EQ(tiny.at("attempts")[0].at("slurm_job_id"), "77");
+  EXPECT_DOUBLE_EQ(tiny.at("attempts")[0].at("ended_at").get<double>(), 20.0);
+  EXPECT_EQ(store.metric_series(2, "loss", std::nullopt, std::nullopt).at("points").size(), 1u);
+  EXPECT_TRUE(store.ingest_metrics(1, 0, 7, {{"loss", 2, 1.0, std::nullopt}}).duplicate);
+  EXPECT_EQ(store.sweep_table("S").at("rows").size(), 1u);
+
+  // The same name is a new run now; a uid is unique.
+  RunSpec spec;
+  spec.experiment = "wmt14";
+  spec.name = "tiny";
+  spec.uid = "after-migration";
+  const RunHandle fresh = store.create_or_resume_run(spec);
+  EXPECT_EQ(fresh.run_id, 3);
+  EXPECT_FALSE(fresh.resumed);
+  EXPECT_THROW(sql.exec("UPDATE runs SET uid = 'after-migration' WHERE id = 1"), SQLite::Exception);
+  store.set_status(1, "preempted");
+  EXPECT_EQ(store.get_run(1).at("attempts")[0].at("status"), "preempted");
 }
 
 TEST(TrackerStore, RunStoreThrowsNotFoundAndInvalidArgument) {
@@ -116,6 +191,12 @@ TEST(TrackerStore, RunStoreThrowsNotFoundAndInvalidArgument) {
   spec.params = {{"model.d_model", nullptr}};
   NMT_EXPECT_THROW_WITH(store.create_or_resume_run(spec), std::invalid_argument, "model.d_model");
   spec.params = {{"model.d_model", 512}};
+  spec.uid = "no spaces";
+  NMT_EXPECT_THROW_WITH(store.create_or_resume_run(spec), std::invalid_argument, "uid");
+  spec.uid = "good-uid";
+  spec.attempt = 0;
+  NMT_EXPECT_THROW_WITH(store.create_or_resume_run(spec), std::invalid_argument, "attempt");
+  spec.attempt = 1;
   const RunHandle run = store.create_or_resume_run(spec);
   NMT_EXPECT_THROW_WITH(store.set_status(run.run_id, "paused"), std::invalid_argument, "paused");
   NMT_EXPECT_THROW_WITH(store.metric_series(run.run_id, "loss", 0, std::nullopt),

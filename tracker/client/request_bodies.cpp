@@ -31,6 +31,8 @@ void put_if(json& j, const char* key, const std::optional<T>& value) {
 
 std::string run_body(const RunInfo& info) {
   json j = {{"experiment", info.experiment}, {"name", info.name}};
+  put_if(j, "uid", info.uid);
+  put_if(j, "attempt", info.attempt);
   put_if(j, "sweep", info.sweep);
   put_if(j, "row_label", info.row_label);
   put_if(j, "row_index", info.row_index);
@@ -63,8 +65,10 @@ std::string artifact_body(const ArtifactRecord& artifact) {
   return dump(j);
 }
 
-std::string status_body(RunStatus status) {
-  return dump(json{{"status", to_string(status)}});
+std::string status_body(RunStatus status, std::optional<int> attempt) {
+  json j = {{"status", to_string(status)}};
+  put_if(j, "attempt", attempt);
+  return dump(j);
 }
 
 std::string metrics_body(std::int64_t rank, std::int64_t sequence, json points) {

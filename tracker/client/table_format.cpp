@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <map>
 #include <stdexcept>
@@ -119,6 +120,31 @@ std::string json_cell(const json& value) {
     return fmt::format("{}", value.get<double>());
   }
   return value.dump();
+}
+
+std::string render_text_table(const std::vector<std::string>& header,
+                              const std::vector<std::vector<std::string>>& rows) {
+  std::vector<std::size_t> width(header.size());
+  for (std::size_t c = 0; c < header.size(); ++c) {
+    width[c] = header[c].size();
+  }
+  for (const auto& row : rows) {
+    for (std::size_t c = 0; c < row.size() && c < width.size(); ++c) {
+      width[c] = std::max(width[c], row[c].size());
+    }
+  }
+  std::string text;
+  const auto add_row = [&](const std::vector<std::string>& row) {
+    for (std::size_t c = 0; c < row.size(); ++c) {
+      text += fmt::format("{:<{}}", row[c], c + 1 < row.size() ? width[c] + 2 : 0);
+    }
+    text += "\n";
+  };
+  add_row(header);
+  for (const auto& row : rows) {
+    add_row(row);
+  }
+  return text;
 }
 
 std::string render_sweep_table(const json& table, TableFormat format) {

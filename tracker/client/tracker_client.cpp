@@ -2,8 +2,12 @@
 
 #include <spdlog/spdlog.h>
 
+#include <fmt/format.h>
+
 #include <algorithm>
+#include <cctype>
 #include <cmath>
+#include <random>
 #include <stdexcept>
 #include <utility>
 
@@ -62,8 +66,26 @@ const char* to_string(RunStatus status) {
       return "failed";
     case RunStatus::kKilled:
       return "killed";
+    case RunStatus::kPreempted:
+      return "preempted";
   }
   return "unknown";
+}
+
+std::string generate_run_uid() {
+  std::random_device device;
+  std::string uid;
+  for (int word = 0; word < 4; ++word) {
+    uid += fmt::format("{:08x}", static_cast<std::uint32_t>(device()));
+  }
+  return uid;
+}
+
+// The daemon's check is RunStore::is_valid_uid; the client does not link the store.
+bool is_valid_run_uid(const std::string& uid) {
+  return uid.size() >= 8 && uid.size() <= 64 && std::all_of(uid.begin(), uid.end(), [](char c) {
+           return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-';
+         });
 }
 
 void ClientOptions::validate() const {
@@ -115,11 +137,21 @@ std::optional<std::int64_t> TrackerClient::start_run(const RunInfo& info) {
   if (info.experiment.empty() || info.name.empty()) {
     throw std::invalid_argument("tracker: a run needs an experiment and a name");
   }
-  const std::string body = run_body(info);
+  if (!info.uid.empty() && !is_valid_run_uid(info.uid)) {
+    throw std::invalid_argument("tracker: RunInfo::uid '" + info.uid +
+                                "' must be 8 to 64 characters of A-Z, a-z, 0-9, '_' and '-'");
+  }
+  if (info.attempt && *info.attempt < 1) {
+    throw std::invalid_argument("tracker: RunInfo::attempt must be at least 1");
+  }
+  RunInfo sent = info;
+  if (sent.uid.empty()) sent.uid = generate_run_uid();
+  const std::string body = run_body(sent);
   {
     std::lock_guard lock(mutex_);
     if (run_started_ || run_id_) throw std::logic_error("tracker: start_run called twice");
     run_started_ = true;
+    attempt_ = info.attempt;
   }
   HttpClient http(parse_url(options_.url), options_.token, options_.start_run_timeout);
   const Outcome outcome = try_register(body, http, /*on_worker=*/false);
@@ -187,7 +219,12 @@ void TrackerClient::log_artifact(const ArtifactRecord& artifact) {
 }
 
 void TrackerClient::set_status(RunStatus status) {
-  enqueue({"status", status_body(status)});
+  std::optional<int> attempt;
+  {
+    std::lock_guard lock(mutex_);
+    attempt = attempt_;
+  }
+  enqueue({"status", status_body(status, attempt)});
 }
 
 bool TrackerClient::flush(std::chrono::milliseconds timeout) {

@@ -46,7 +46,15 @@ struct ClientOptions {
 // POST /api/runs. Empty strings and unset optionals are left out of the request.
 struct RunInfo {
   std::string experiment;
-  std::string name;
+  std::string name;  // a label only: runs are never found again by name
+  // Identifies the run across processes: keep it in the run directory and send it again, with a
+  // higher attempt, to resume the run. 8-64 characters of [A-Za-z0-9_-] (generate_run_uid()).
+  // Empty: start_run generates one for this registration alone, so that its retries after a lost
+  // answer are idempotent, but the next process registers a new run.
+  std::string uid;
+  // 1 for the run's first process, then 1 more for each requeue or restart. A registration whose
+  // attempt is not above the stored one is a replay: it changes nothing. Unset: 1.
+  std::optional<int> attempt;
   std::string sweep;
   std::string row_label;  // "base", "(A)"...: the ablation table's first column
   std::optional<int> row_index;
@@ -77,7 +85,9 @@ struct ArtifactRecord {
   std::optional<int> averaged_from;  // number of checkpoints averaged
 };
 
-enum class RunStatus { kRunning, kFinished, kFailed, kKilled };
+// kPreempted: stopped by the scheduler (Slurm preemption, time limit) and expected to resume as
+// the next attempt of the same run.
+enum class RunStatus { kRunning, kFinished, kFailed, kKilled, kPreempted };
 
 struct ClientStats {
   std::int64_t delivered_points = 0;  // acknowledged by the daemon
@@ -98,10 +108,11 @@ class TrackerClient {
   TrackerClient(const TrackerClient&) = delete;
   TrackerClient& operator=(const TrackerClient&) = delete;
 
-  // Registers (or resumes) the run, waiting at most start_run_timeout. When the daemon does not
-  // answer, logs a warning, returns nullopt and keeps trying in the background; everything logged
-  // meanwhile is spooled and sent once the run has an id. Call once per client (rank 0); other
-  // ranks call attach_run with the id rank 0 broadcasts.
+  // Registers (or, by RunInfo::uid and attempt, resumes) the run, waiting at most
+  // start_run_timeout. Throws std::invalid_argument on a malformed uid or an attempt below 1. When
+  // the daemon does not answer, logs a warning, returns nullopt and keeps trying in the background;
+  // everything logged meanwhile is spooled and sent once the run has an id. Call once per client
+  // (rank 0); other ranks call attach_run with the id rank 0 broadcasts.
   std::optional<std::int64_t> start_run(const RunInfo& info);
   void attach_run(std::int64_t run_id);
   std::optional<std::int64_t> run_id() const;
@@ -158,6 +169,7 @@ class TrackerClient {
   std::size_t queued_points_ = 0;
   std::optional<std::int64_t> run_id_;
   std::string pending_registration_;  // POST /api/runs body still to send
+  std::optional<int> attempt_;        // RunInfo::attempt, sent with every status
   bool run_started_ = false;
   std::uint64_t flush_requested_ = 0;
   std::uint64_t flush_completed_ = 0;
@@ -177,5 +189,10 @@ class TrackerClient {
 };
 
 const char* to_string(RunStatus status);
+
+// A new run uid: 32 hex digits from std::random_device (128 bits, no coordination needed).
+std::string generate_run_uid();
+// The daemon's rule for a uid: 8 to 64 characters of A-Z, a-z, 0-9, '_' and '-'.
+bool is_valid_run_uid(const std::string& uid);
 
 }  // namespace nmt::tracker

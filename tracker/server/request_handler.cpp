@@ -6,34 +6,21 @@
 #include <fmt/format.h>
 
 #include <charconv>
-#include <limits>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string_view>
 #include <utility>
 
+#include "tracker/server/request_fields.h"
+
 namespace nmt::tracker {
 namespace {
 
+using handler::bad_field;
+using handler::Fields;
+using handler::HttpError;
 using nlohmann::json;
-
-// A failure with its HTTP status, and the field or query parameter at fault when there is one.
-class HttpError : public std::runtime_error {
- public:
-  HttpError(int status, const std::string& message, std::string field = {})
-      : std::runtime_error(message), status_(status), field_(std::move(field)) {}
-  int status() const { return status_; }
-  const std::string& field() const { return field_; }
-
- private:
-  int status_;
-  std::string field_;
-};
-
-[[noreturn]] void bad_field(const std::string& field, const std::string& problem) {
-  throw HttpError(400, fmt::format("field '{}' {}", field, problem), field);
-}
 
 Response json_response(int status, const json& body) {
   // replace: a stray invalid UTF-8 byte must not turn an answer into an exception.
@@ -47,79 +34,6 @@ Response error_response(int status, const std::string& message, const std::strin
   }
   return json_response(status, body);
 }
-
-// Typed access to one JSON object's fields. The field path ("points[3].value") is only formatted
-// when something is wrong, since ingest reads thousands of points per batch.
-class Fields {
- public:
-  explicit Fields(const json& object, std::string_view parent = {}, std::ptrdiff_t index = -1)
-      : object_(object), parent_(parent), index_(index) {}
-
-  std::string text(const char* name) const { return *optional_text(name, true); }
-  std::optional<std::string> optional_text(const char* name, bool required = false) const {
-    const json* value = find(name, required);
-    if (value && !value->is_string()) {
-      bad_field(path(name), "must be a string");
-    }
-    if (value && required && value->get_ref<const std::string&>().empty()) {
-      bad_field(path(name), "must not be empty");
-    }
-    return value ? std::optional(value->get<std::string>()) : std::nullopt;
-  }
-  std::int64_t integer(const char* name) const { return *optional_integer(name, true); }
-  std::optional<std::int64_t> optional_integer(const char* name, bool required = false) const {
-    const json* value = find(name, required);
-    if (!value) {
-      return std::nullopt;
-    }
-    if (!value->is_number_integer() ||
-        (value->is_number_unsigned() &&
-         value->get<std::uint64_t>() >
-             static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()))) {
-      bad_field(path(name), "must be an integer");
-    }
-    return value->get<std::int64_t>();
-  }
-  double number(const char* name) const { return *optional_number(name, true); }
-  std::optional<double> optional_number(const char* name, bool required = false) const {
-    const json* value = find(name, required);
-    if (value && !value->is_number()) {
-      bad_field(path(name), "must be a number");
-    }
-    return value ? std::optional(value->get<double>()) : std::nullopt;
-  }
-  const json& array(const char* name) const {
-    const json* value = find(name, true);
-    if (!value->is_array()) {
-      bad_field(path(name), "must be an array");
-    }
-    return *value;
-  }
-  std::string path(const char* name) const {
-    if (parent_.empty()) {
-      return name;
-    }
-    return index_ < 0 ? fmt::format("{}.{}", parent_, name)
-                      : fmt::format("{}[{}].{}", parent_, index_, name);
-  }
-
- private:
-  // nullptr for an absent optional field; null counts as absent.
-  const json* find(const char* name, bool required) const {
-    const auto it = object_.find(name);
-    if (it == object_.end() || it->is_null()) {
-      if (required) {
-        bad_field(path(name), "is required");
-      }
-      return nullptr;
-    }
-    return &*it;
-  }
-
-  const json& object_;
-  std::string_view parent_;
-  std::ptrdiff_t index_;
-};
 
 json parse_body(const Request& request) {
   json body;
@@ -192,6 +106,8 @@ Response RequestHandler::handle(const Request& request) {
     return error_response(e.status(), e.what(), e.field());
   } catch (const NotFound& e) {
     return error_response(404, e.what());
+  } catch (const Conflict& e) {
+    return error_response(409, e.what(), "uid");
   } catch (const std::invalid_argument& e) {
     return error_response(400, e.what());
   } catch (const std::exception& e) {
@@ -280,6 +196,14 @@ Response RequestHandler::create_run(const Request& request) {
   RunSpec spec;
   spec.experiment = fields.text("experiment");
   spec.name = fields.text("name");
+  spec.uid = fields.optional_text("uid");
+  if (spec.uid && !RunStore::is_valid_uid(*spec.uid)) {
+    bad_field("uid", "must be 8 to 64 characters of A-Z, a-z, 0-9, '_' and '-'");
+  }
+  spec.attempt = fields.optional_integer("attempt").value_or(1);
+  if (spec.attempt < 1) {
+    bad_field("attempt", "must be an integer of at least 1");
+  }
   spec.sweep = fields.optional_text("sweep");
   spec.row_label = fields.optional_text("row_label");
   spec.row_index = fields.optional_integer("row_index");
@@ -316,6 +240,8 @@ Response RequestHandler::list_runs(const Request& request) {
       filter.sweep = value;
     } else if (name == "status") {
       filter.status = value;
+    } else if (name == "uid") {
+      filter.uid = value;
     } else if (starts_with(name, "param.") && name.size() > 6) {
       filter.params[name.substr(6)] = value;
     } else {
@@ -332,12 +258,17 @@ Response RequestHandler::get_run(std::int64_t run_id) {
 
 Response RequestHandler::set_status(std::int64_t run_id, const Request& request) {
   const json body = parse_body(request);
-  const std::string status = Fields(body).text("status");
+  const Fields fields(body);
+  const std::string status = fields.text("status");
   if (!RunStore::is_valid_status(status)) {
-    bad_field("status", "must be one of running, finished, failed, killed");
+    bad_field("status", "must be one of running, finished, failed, killed, preempted");
+  }
+  const auto attempt = fields.optional_integer("attempt");
+  if (attempt && *attempt < 1) {
+    bad_field("attempt", "must be an integer of at least 1");
   }
   with_store([&](RunStore& store) {
-    store.set_status(run_id, status);
+    store.set_status(run_id, status, attempt);
     return 0;
   });
   return json_response(200, {{"run_id", run_id}, {"status", status}});

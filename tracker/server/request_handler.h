@@ -18,7 +18,7 @@ class RequestHandler {
   RequestHandler(RunStore& store, std::string token);
 
   // Safe to call from several threads: store access is serialized inside (SQLite has one writer
-  // anyway). Never throws: every failure becomes an error response (400/401/404/405/500).
+  // anyway). Never throws: every failure becomes an error response (400/401/404/405/409/500).
   Response handle(const Request& request);
 
  private:

@@ -18,7 +18,7 @@ using nlohmann::json;
 namespace {
 
 const char* const kSummarySelect =
-    "SELECT r.id AS run_id, e.name AS experiment, r.name AS name, r.sweep AS sweep, "
+    "SELECT r.id AS run_id, e.name AS experiment, r.name AS name, r.uid AS uid, r.sweep AS sweep, "
     "r.row_label AS row_label, r.row_index AS row_index, r.status AS status, "
     "r.config_hash AS config_hash, r.git_revision AS git_revision, r.host AS host, "
     "r.world_size AS world_size, r.slurm_job_id AS slurm_job_id, "
@@ -28,6 +28,9 @@ const char* const kSummarySelect =
 const char* const kEvalsSelect =
     "SELECT id AS eval_id, split, step, checkpoint, bleu, chrf, perplexity, signature, "
     "created_at FROM evals WHERE run_id = ? ORDER BY id";
+const char* const kAttemptsSelect =
+    "SELECT attempt, status, started_at, ended_at, host, world_size, slurm_job_id, "
+    "slurm_array_id FROM run_attempts WHERE run_id = ? ORDER BY attempt";
 const char* const kArtifactsSelect =
     "SELECT id AS artifact_id, kind, path, step, averaged_from, created_at FROM artifacts "
     "WHERE run_id = ? ORDER BY id";
@@ -68,6 +71,7 @@ json RunStore::list_runs(const RunFilter& filter) {
   equal("e.name", filter.experiment);
   equal("r.sweep", filter.sweep);
   equal("r.status", filter.status);
+  equal("r.uid", filter.uid);
   for (const auto& [key, value] : filter.params) {
     const auto number = parse_number(value);
     sql += " AND EXISTS (SELECT 1 FROM params p WHERE p.run_id = r.id AND p.key = ? AND ";
@@ -102,6 +106,7 @@ json RunStore::get_run(std::int64_t run_id) {
   config.executeStep();
   run["config"] = column_json(config.getColumn(0));
   run["params"] = run_params(run_id);
+  run["attempts"] = rows_of_run(kAttemptsSelect, run_id);
   run["evals"] = rows_of_run(kEvalsSelect, run_id);
   run["artifacts"] = rows_of_run(kArtifactsSelect, run_id);
   run["metric_keys"] = metric_keys(run_id);

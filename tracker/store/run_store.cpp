@@ -7,6 +7,8 @@
 #include <SQLiteCpp/Transaction.h>
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <cmath>
 
@@ -50,6 +52,13 @@ void require_text(const std::string& value, const char* what) {
 void validate_spec(const RunSpec& spec) {
   require_text(spec.experiment, "experiment");
   require_text(spec.name, "run name");
+  if (spec.uid && !RunStore::is_valid_uid(*spec.uid)) {
+    throw std::invalid_argument(fmt::format(
+        "uid '{}' must be 8 to 64 characters of A-Z, a-z, 0-9, '_' and '-'", *spec.uid));
+  }
+  if (spec.attempt < 1) {
+    throw std::invalid_argument(fmt::format("attempt must be at least 1, not {}", spec.attempt));
+  }
   if (!spec.params.is_object()) {
     throw std::invalid_argument("params must be an object of flat key: value pairs");
   }
@@ -82,17 +91,53 @@ RunStore::RunStore(Database& db)
                     "value_text = excluded.value_text, value_num = excluded.value_num") {}
 
 bool RunStore::is_valid_status(const std::string& status) {
-  return status == "running" || status == "finished" || status == "failed" || status == "killed";
+  return status == "running" || status == "finished" || status == "failed" || status == "killed" ||
+         status == "preempted";
+}
+
+bool RunStore::is_valid_uid(const std::string& uid) {
+  if (uid.size() < 8 || uid.size() > 64) {
+    return false;
+  }
+  return std::all_of(uid.begin(), uid.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-';
+  });
 }
 
 RunHandle RunStore::create_or_resume_run(const RunSpec& spec) {
   validate_spec(spec);
   SQLite::Transaction transaction(sql_, SQLite::TransactionBehavior::IMMEDIATE);
   const double now = now_seconds();
-  const RunHandle handle = insert_or_resume(experiment_id(spec.experiment, now), spec, now);
-  upsert_params(handle.run_id, spec.params);
+  const std::int64_t experiment = experiment_id(spec.experiment, now);
+  std::optional<RunHandle> handle;
+  if (spec.uid) {
+    SQLite::Statement existing(sql_,
+                               "SELECT id, attempt, experiment_id, name FROM runs WHERE uid = ?");
+    existing.bind(1, *spec.uid);
+    if (existing.executeStep()) {
+      const RunHandle stored{existing.getColumn(0).getInt64(), existing.getColumn(1).getInt64(),
+                             false};
+      if (existing.getColumn(2).getInt64() != experiment ||
+          existing.getColumn(3).getString() != spec.name) {
+        throw Conflict(fmt::format(
+            "uid '{}' belongs to run {} '{}', not to '{}' of experiment '{}'; a copied run "
+            "directory must not keep its uid (remove it to register a new run)",
+            *spec.uid, stored.run_id, existing.getColumn(3).getString(), spec.name,
+            spec.experiment));
+      }
+      if (spec.attempt <= stored.attempt) {
+        return stored;  // a replayed registration: the rollback leaves everything as it was
+      }
+      handle = resume_run(stored.run_id, spec);
+    }
+  }
+  if (!handle) {
+    handle = insert_run(experiment, spec, now);
+  }
+  insert_attempt(handle->run_id, spec, now);
+  upsert_params(handle->run_id, spec.params);
   transaction.commit();
-  return handle;
+  return *handle;
 }
 
 std::int64_t RunStore::experiment_id(const std::string& name, double now) {
@@ -125,40 +170,53 @@ void bind_run_fields(SQLite::Statement& statement, int first, const RunSpec& spe
 
 }  // namespace
 
-RunHandle RunStore::insert_or_resume(std::int64_t experiment, const RunSpec& spec, double now) {
-  SQLite::Statement existing(sql_,
-                             "SELECT id, attempt FROM runs WHERE experiment_id = ? AND name = ?");
-  existing.bind(1, experiment);
-  existing.bind(2, spec.name);
-  if (existing.executeStep()) {
-    const RunHandle handle{existing.getColumn(0).getInt64(), existing.getColumn(1).getInt64() + 1,
-                           true};
-    // A requeued job resumes its run; fields it does not send keep their first values.
-    SQLite::Statement resume(
-        sql_,
-        "UPDATE runs SET sweep = COALESCE(?, sweep), row_label = COALESCE(?, row_label), "
-        "row_index = COALESCE(?, row_index), config = COALESCE(?, config), "
-        "config_hash = COALESCE(?, config_hash), git_revision = COALESCE(?, git_revision), "
-        "host = COALESCE(?, host), world_size = COALESCE(?, world_size), "
-        "slurm_job_id = COALESCE(?, slurm_job_id), slurm_array_id = COALESCE(?, slurm_array_id), "
-        "attempt = ?, status = 'running', ended_at = NULL WHERE id = ?");
-    bind_run_fields(resume, 1, spec);
-    resume.bind(11, handle.attempt);
-    resume.bind(12, handle.run_id);
-    resume.exec();
-    return handle;
-  }
+RunHandle RunStore::resume_run(std::int64_t run_id, const RunSpec& spec) {
+  // Fields the new attempt does not send keep their earlier values; started_at stays the run's
+  // first start (each attempt's own is in run_attempts).
+  SQLite::Statement resume(
+      sql_,
+      "UPDATE runs SET sweep = COALESCE(?, sweep), row_label = COALESCE(?, row_label), "
+      "row_index = COALESCE(?, row_index), config = COALESCE(?, config), "
+      "config_hash = COALESCE(?, config_hash), git_revision = COALESCE(?, git_revision), "
+      "host = COALESCE(?, host), world_size = COALESCE(?, world_size), "
+      "slurm_job_id = COALESCE(?, slurm_job_id), slurm_array_id = COALESCE(?, slurm_array_id), "
+      "attempt = ?, status = 'running', ended_at = NULL WHERE id = ?");
+  bind_run_fields(resume, 1, spec);
+  resume.bind(11, spec.attempt);
+  resume.bind(12, run_id);
+  resume.exec();
+  return RunHandle{run_id, spec.attempt, true};
+}
+
+RunHandle RunStore::insert_run(std::int64_t experiment, const RunSpec& spec, double now) {
   SQLite::Statement insert(
       sql_,
       "INSERT INTO runs(sweep, row_label, row_index, config, config_hash, git_revision, host, "
-      "world_size, slurm_job_id, slurm_array_id, experiment_id, name, status, attempt, "
-      "started_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'running', 1, ?)");
+      "world_size, slurm_job_id, slurm_array_id, experiment_id, name, uid, status, attempt, "
+      "started_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'running', ?, ?)");
   bind_run_fields(insert, 1, spec);
   insert.bind(11, experiment);
   insert.bind(12, spec.name);
-  insert.bind(13, now);
+  bind_optional(insert, 13, spec.uid);
+  insert.bind(14, spec.attempt);
+  insert.bind(15, now);
   insert.exec();
-  return RunHandle{sql_.getLastInsertRowid(), 1, false};
+  return RunHandle{sql_.getLastInsertRowid(), spec.attempt, false};
+}
+
+void RunStore::insert_attempt(std::int64_t run_id, const RunSpec& spec, double now) {
+  SQLite::Statement insert(sql_,
+                           "INSERT INTO run_attempts(run_id, attempt, started_at, status, host, "
+                           "world_size, slurm_job_id, slurm_array_id) "
+                           "VALUES (?, ?, ?, 'running', ?, ?, ?, ?)");
+  insert.bind(1, run_id);
+  insert.bind(2, spec.attempt);
+  insert.bind(3, now);
+  bind_optional(insert, 4, spec.host);
+  bind_optional(insert, 5, spec.world_size);
+  bind_optional(insert, 6, spec.slurm_job_id);
+  bind_optional(insert, 7, spec.slurm_array_id);
+  insert.exec();
 }
 
 void RunStore::upsert_params(std::int64_t run_id, const json& params) {
@@ -187,18 +245,47 @@ void RunStore::require_run(std::int64_t run_id) {
   }
 }
 
-void RunStore::set_status(std::int64_t run_id, const std::string& status) {
+void RunStore::set_status(std::int64_t run_id, const std::string& status,
+                          std::optional<std::int64_t> attempt) {
   if (!is_valid_status(status)) {
-    throw std::invalid_argument(
-        fmt::format("status '{}' is not one of running, finished, failed, killed", status));
+    throw std::invalid_argument(fmt::format(
+        "status '{}' is not one of running, finished, failed, killed, preempted", status));
   }
   SQLite::Transaction transaction(sql_, SQLite::TransactionBehavior::IMMEDIATE);
-  SQLite::Statement update(sql_, "UPDATE runs SET status = ?, ended_at = ? WHERE id = ?");
-  update.bind(1, status);
-  bind_optional(update, 2, status == "running" ? std::nullopt : std::optional(now_seconds()));
-  update.bind(3, run_id);
-  if (update.exec() == 0) {
+  SQLite::Statement current(sql_, "SELECT attempt FROM runs WHERE id = ?");
+  current.bind(1, run_id);
+  if (!current.executeStep()) {
     throw NotFound(fmt::format("unknown run {}", run_id));
+  }
+  const std::int64_t current_attempt = current.getColumn(0).getInt64();
+  const std::int64_t target = attempt.value_or(current_attempt);
+  // Every status but running ends the attempt. (A plain double, not an optional: GCC 12 warns
+  // falsely of an uninitialized optional<double> here.)
+  const bool ends = status != "running";
+  const double now = now_seconds();
+  const auto bind_ended_at = [&](SQLite::Statement& statement, int index) {
+    if (ends) {
+      statement.bind(index, now);
+    } else {
+      statement.bind(index);  // NULL
+    }
+  };
+  SQLite::Statement update_attempt(
+      sql_, "UPDATE run_attempts SET status = ?, ended_at = ? WHERE run_id = ? AND attempt = ?");
+  update_attempt.bind(1, status);
+  bind_ended_at(update_attempt, 2);
+  update_attempt.bind(3, run_id);
+  update_attempt.bind(4, target);
+  // A run written by a build before attempts were recorded has no row for an older attempt.
+  if (update_attempt.exec() == 0 && target != current_attempt) {
+    throw NotFound(fmt::format("run {} has no attempt {}", run_id, target));
+  }
+  if (target == current_attempt) {
+    SQLite::Statement update(sql_, "UPDATE runs SET status = ?, ended_at = ? WHERE id = ?");
+    update.bind(1, status);
+    bind_ended_at(update, 2);
+    update.bind(3, run_id);
+    update.exec();
   }
   transaction.commit();
 }

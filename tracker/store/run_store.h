@@ -1,8 +1,9 @@
 #pragma once
-// The tracker's operations over its SQLite database: runs (create or resume), params, metric
-// batches (idempotent by run, rank and sequence), evals, artifacts, and the queries behind the
-// HTTP API in tracker/API.md. Every write is one transaction and returns only after commit.
-// Not thread-safe: one RunStore per connection, callers serialize (the request handler does).
+// The tracker's operations over its SQLite database: runs (created, or resumed by uid), params,
+// attempts, metric batches (idempotent by run, rank and sequence), evals, artifacts, and the
+// queries behind the HTTP API in tracker/API.md. Every write is one transaction and returns only
+// after commit. Not thread-safe: one RunStore per connection, callers serialize (the request
+// handler does).
 
 #include <SQLiteCpp/Statement.h>
 
@@ -25,9 +26,12 @@ class NotFound : public std::runtime_error {
 };
 
 // What POST /api/runs carries. Optional fields left empty stay NULL (or, on resume, unchanged).
+// A run is found again only by its uid, never by its name (tracker/API.md, issue 16).
 struct RunSpec {
   std::string experiment;                 // created on first use
-  std::string name;                       // unique within the experiment; reuse resumes
+  std::string name;                       // a label: two runs may share it
+  std::optional<std::string> uid;         // the client's id of the run; see is_valid_uid
+  std::int64_t attempt = 1;               // > the stored attempt of `uid` resumes the run
   std::optional<std::string> sweep;       // groups the rows of an ablation table
   std::optional<std::string> row_label;   // e.g. "(A) h=1"
   std::optional<std::int64_t> row_index;  // order of the row in its table
@@ -43,8 +47,15 @@ struct RunSpec {
 
 struct RunHandle {
   std::int64_t run_id = 0;
-  std::int64_t attempt = 1;  // 1 on creation, +1 on every resume
-  bool resumed = false;
+  std::int64_t attempt = 1;  // the run's current attempt
+  bool resumed = false;      // true only when this call started a new attempt of an existing run
+};
+
+// A uid given with an experiment or name other than its run's: most likely a run directory copied
+// with its uid file. Refused (409) rather than merged.
+class Conflict : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
 };
 
 struct MetricPoint {
@@ -81,6 +92,7 @@ struct RunFilter {
   std::optional<std::string> experiment;
   std::optional<std::string> sweep;
   std::optional<std::string> status;
+  std::optional<std::string> uid;
   std::map<std::string, std::string> params;  // key -> value as written in the query
 };
 
@@ -91,9 +103,16 @@ class RunStore {
 
   int schema_version() { return db_.schema_version(); }
 
+  // No uid, or an unknown one: a new run. A known uid with a higher attempt: that run resumed
+  // (attempt, status running, provenance sent, params upserted). A known uid with an attempt not
+  // above the stored one: a replayed registration, answered with the run as it is, changing
+  // nothing. Throws Conflict when the uid's run has another experiment or name.
   RunHandle create_or_resume_run(const RunSpec& spec);
-  // status: running, finished, failed or killed; the last three set ended_at, running clears it.
-  void set_status(std::int64_t run_id, const std::string& status);
+  // status: see is_valid_status; all but running set ended_at, running clears it. Applies to the
+  // run and its current attempt; with `attempt` (an older one) to that attempt's row only, so
+  // that a late report of a preempted attempt cannot end the attempt now running.
+  void set_status(std::int64_t run_id, const std::string& status,
+                  std::optional<std::int64_t> attempt = std::nullopt);
   IngestResult ingest_metrics(std::int64_t run_id, std::int64_t rank, std::int64_t sequence,
                               const std::vector<MetricPoint>& points);
   std::int64_t log_eval(std::int64_t run_id, const EvalRecord& eval);
@@ -109,11 +128,16 @@ class RunStore {
                                std::optional<std::int64_t> rank);
   nlohmann::json sweep_table(const std::string& sweep);
 
+  // running, finished, failed, killed or preempted.
   static bool is_valid_status(const std::string& status);
+  // 8 to 64 characters of [A-Za-z0-9_-].
+  static bool is_valid_uid(const std::string& uid);
 
  private:
   std::int64_t experiment_id(const std::string& name, double now);
-  RunHandle insert_or_resume(std::int64_t experiment, const RunSpec& spec, double now);
+  RunHandle insert_run(std::int64_t experiment, const RunSpec& spec, double now);
+  RunHandle resume_run(std::int64_t run_id, const RunSpec& spec);
+  void insert_attempt(std::int64_t run_id, const RunSpec& spec, double now);
   void upsert_params(std::int64_t run_id, const nlohmann::json& params);
   void require_run(std::int64_t run_id);
   nlohmann::json run_params(std::int64_t run_id);

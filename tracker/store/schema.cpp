@@ -1,5 +1,6 @@
 #include "tracker/store/schema.h"
 
+#include <SQLiteCpp/Statement.h>
 #include <SQLiteCpp/Transaction.h>
 #include <fmt/format.h>
 
@@ -91,9 +92,87 @@ const std::vector<const char*>& migrations() {
       CREATE INDEX evals_run ON evals(run_id, split, id);
       CREATE INDEX artifacts_run ON artifacts(run_id);
       )sql",
+      // 3: runs are identified by a client-generated uid, never merged by name (issue 16): `runs`
+      // is rebuilt without UNIQUE (experiment_id, name) and with `uid` (NULL for older runs), and
+      // every attempt of a run gets a row. The rebuild follows SQLite's "making other kinds of
+      // table schema changes" recipe; migrate() turns foreign keys off around it, since dropping
+      // the old `runs` would otherwise cascade into a constraint failure on every child table.
+      // Runs migrated from version 2 get one attempts row, their current attempt, with the run's
+      // started_at: earlier attempts were never recorded.
+      R"sql(
+      CREATE TABLE runs_v3 (
+        id INTEGER PRIMARY KEY,
+        experiment_id INTEGER NOT NULL REFERENCES experiments(id),
+        name TEXT NOT NULL,
+        uid TEXT UNIQUE,
+        sweep TEXT,
+        row_label TEXT,
+        row_index INTEGER,
+        status TEXT NOT NULL DEFAULT 'running',
+        config TEXT,
+        config_hash TEXT,
+        git_revision TEXT,
+        host TEXT,
+        world_size INTEGER,
+        slurm_job_id TEXT,
+        slurm_array_id TEXT,
+        attempt INTEGER NOT NULL DEFAULT 1,
+        started_at REAL NOT NULL,
+        ended_at REAL
+      );
+      INSERT INTO runs_v3(id, experiment_id, name, uid, sweep, row_label, row_index, status,
+                          config, config_hash, git_revision, host, world_size, slurm_job_id,
+                          slurm_array_id, attempt, started_at, ended_at)
+        SELECT id, experiment_id, name, NULL, sweep, row_label, row_index, status, config,
+               config_hash, git_revision, host, world_size, slurm_job_id, slurm_array_id,
+               MAX(attempt, 1), started_at, ended_at
+        FROM runs;
+      DROP TABLE runs;
+      ALTER TABLE runs_v3 RENAME TO runs;
+      CREATE INDEX runs_sweep ON runs(sweep, row_index);
+      -- Took the place of the UNIQUE constraint's index: listings by experiment and name.
+      CREATE INDEX runs_experiment ON runs(experiment_id, name);
+      CREATE TABLE run_attempts (
+        run_id INTEGER NOT NULL REFERENCES runs(id),
+        attempt INTEGER NOT NULL,
+        started_at REAL NOT NULL,
+        ended_at REAL,
+        status TEXT NOT NULL,
+        host TEXT,
+        world_size INTEGER,
+        slurm_job_id TEXT,
+        slurm_array_id TEXT,
+        PRIMARY KEY (run_id, attempt)
+      ) WITHOUT ROWID;
+      INSERT INTO run_attempts(run_id, attempt, started_at, ended_at, status, host, world_size,
+                               slurm_job_id, slurm_array_id)
+        SELECT id, attempt, started_at, ended_at, status, host, world_size, slurm_job_id,
+               slurm_array_id
+        FROM runs;
+      )sql",
   };
   return kMigrations;
 }
+
+// Foreign keys off for its lifetime, back to what they were afterwards (also on an exception).
+class ForeignKeysOff {
+ public:
+  explicit ForeignKeysOff(SQLite::Database& db)
+      : db_(db), was_on_(db.execAndGet("PRAGMA foreign_keys").getInt() != 0) {
+    db_.exec("PRAGMA foreign_keys = OFF");
+  }
+  ~ForeignKeysOff() {
+    if (was_on_) {
+      db_.tryExec("PRAGMA foreign_keys = ON");
+    }
+  }
+  ForeignKeysOff(const ForeignKeysOff&) = delete;
+  ForeignKeysOff& operator=(const ForeignKeysOff&) = delete;
+
+ private:
+  SQLite::Database& db_;
+  bool was_on_;
+};
 
 }  // namespace
 
@@ -102,15 +181,37 @@ int latest_schema_version() {
 }
 
 void migrate(SQLite::Database& db, const std::string& path) {
+  migrate_to(db, path, latest_schema_version());
+}
+
+void migrate_to(SQLite::Database& db, const std::string& path, int target) {
   const int current = db.execAndGet("PRAGMA user_version").getInt();
   if (current > latest_schema_version()) {
     throw std::runtime_error(fmt::format(
         "{}: schema version {} is newer than this build understands ({}); use a newer nmt-trackerd",
         path, current, latest_schema_version()));
   }
-  for (int version = current; version < latest_schema_version(); ++version) {
+  if (target < 0 || target > latest_schema_version()) {
+    throw std::invalid_argument(
+        fmt::format("schema version {} is not between 0 and {}", target, latest_schema_version()));
+  }
+  if (current >= target) {
+    return;
+  }
+  // A table rebuild drops a parent table, which foreign keys forbid; the pragma is a no-op inside a
+  // transaction, so it is set around them, and the constraints are checked before each commit.
+  const ForeignKeysOff foreign_keys_off(db);
+  for (int version = current; version < target; ++version) {
     SQLite::Transaction transaction(db);
     db.exec(migrations()[static_cast<std::size_t>(version)]);
+    SQLite::Statement check(db, "PRAGMA foreign_key_check");
+    if (check.executeStep()) {
+      throw std::runtime_error(fmt::format(
+          "{}: migration to schema version {} leaves a row of '{}' without its parent in '{}'; "
+          "the database is left at version {}",
+          path, version + 1, check.getColumn(0).getString(), check.getColumn(2).getString(),
+          version));
+    }
     db.exec(fmt::format("PRAGMA user_version = {}", version + 1));
     transaction.commit();
   }
