@@ -1,10 +1,15 @@
 // nmt-sweep: runs an ablation sweep (paper Table 3 style) from a spec: every row trains, averages
 // its last checkpoints, and is scored on the dev split, recorded in the tracker with its row
 // label, so `nmt-tracker table --sweep NAME` prints the table. Locally (K rows at a time; a re-run
-// skips finished rows and resumes interrupted ones) or as a Slurm array (--slurm FILE [--submit]).
+// skips finished rows and resumes interrupted ones) or as a Slurm array (--slurm FILE [--submit]),
+// one array task per row with --ranks-per-row ranks (or --gpus-per-row ranks of one GPU each).
+// Exit codes: 0 every row done; 1 an error or a failed row; 75 stopped by SIGTERM/SIGUSR1 and 130
+// by SIGINT, passed on to the rows, which checkpoint (a later nmt-sweep resumes them).
 
 #include <unistd.h>
 
+#include <algorithm>
+#include <cstdlib>
 #include <filesystem>
 #include <iostream>
 #include <sstream>
@@ -20,10 +25,10 @@ namespace {
 namespace fs = std::filesystem;
 
 struct Options {
-  std::string spec, sweep_dir, tracker_port_file, tracker_url, launcher, slurm_file;
+  std::string spec, sweep_dir, tracker_port_file, tracker_url, launcher, slurm_file, device;
   std::string partition, time_limit = "12:00:00";
   bool dry_run = false, submit = false;
-  int parallel = 1, threads = 0, row = -1, gpus = 0, cpus = 8;
+  int parallel = 1, threads = 0, row = -1, ranks = 0, gpus = 0, cpus = 8;
 };
 
 std::string self_dir() {
@@ -46,6 +51,16 @@ void print_plan(const std::vector<nmt::sweep::RowPlan>& rows) {
   }
 }
 
+// --gpus-per-row G: G ranks of one GPU each; --ranks-per-row N without GPUs. Both: must agree.
+int ranks_per_row(const Options& o) {
+  if (o.gpus > 0 && o.ranks > 0 && o.ranks != o.gpus) {
+    throw std::invalid_argument(fmt::format(
+        "--ranks-per-row {} and --gpus-per-row {}: one rank per GPU; give one of them", o.ranks,
+        o.gpus));
+  }
+  return o.gpus > 0 ? o.gpus : std::max(o.ranks, 1);
+}
+
 int write_slurm(const nmt::sweep::SweepSpec& spec, const Options& o) {
   nmt::sweep::SlurmOptions s;
   s.nmt_sweep = self_dir() + "/nmt-sweep";
@@ -57,17 +72,18 @@ int write_slurm(const nmt::sweep::SweepSpec& spec, const Options& o) {
     s.sweep_args.insert(s.sweep_args.end(),
                         {"--tracker-port-file", fs::absolute(o.tracker_port_file).string()});
   }
-  if (o.threads > 0)
-    s.sweep_args.insert(s.sweep_args.end(), {"--threads", std::to_string(o.threads)});
-  if (!o.launcher.empty()) s.sweep_args.insert(s.sweep_args.end(), {"--launcher", o.launcher});
   s.partition = o.partition;
   s.time_limit = o.time_limit;
-  s.gpus_per_task = o.gpus;
-  s.cpus_per_task = o.cpus;
+  s.ranks_per_row = ranks_per_row(o);
+  s.gpu_per_rank = o.gpus > 0;
+  s.cpus_per_rank = o.cpus;
+  s.device = !o.device.empty() ? o.device : (o.gpus > 0 ? "cuda" : "");
+  s.launcher = o.launcher;
   s.max_parallel = o.parallel > 1 ? o.parallel : 0;
   fs::create_directories(s.sweep_dir);
   nmt::write_file_atomically(o.slurm_file, nmt::sweep::slurm_array_script(spec, s));
-  std::cout << "wrote " << o.slurm_file << " (array of " << spec.rows.size() << " rows)\n";
+  std::cout << fmt::format("wrote {} (array of {} rows, {} rank(s) each{})\n", o.slurm_file,
+                           spec.rows.size(), s.ranks_per_row, s.gpu_per_rank ? ", 1 GPU each" : "");
   if (!o.submit) return 0;
   const std::string command = "sbatch '" + o.slurm_file + "'";
   const int status = std::system(command.c_str());
@@ -88,7 +104,10 @@ int main(int argc, char** argv) {
   app.add_option("--sweep-dir", o.sweep_dir, "Where the rows go (default runs/sweeps/<name>)");
   app.add_option("--parallel", o.parallel, "Rows at a time (local); array limit (Slurm)")
       ->capture_default_str();
-  app.add_option("--threads", o.threads, "CPU threads per row (0: the tools' default)");
+  app.add_option("--threads", o.threads, "CPU threads per rank (0: the tools' default)");
+  app.add_option("--device", o.device,
+                 "Device of each row's training and evaluation: cpu, cuda... (default: the "
+                 "config's for training, cpu for evaluation; cuda with --gpus-per-row)");
   app.add_option("--row", o.row, "Run only this row index (what each Slurm array task does)");
   app.add_option("--tracker-port-file", o.tracker_port_file, "nmt-trackerd's port file");
   app.add_option("--tracker-url", o.tracker_url, "nmt-trackerd at http://HOST:PORT");
@@ -98,8 +117,11 @@ int main(int argc, char** argv) {
   app.add_flag("--submit", o.submit, "With --slurm: also sbatch it");
   app.add_option("--partition", o.partition, "With --slurm: partition");
   app.add_option("--time", o.time_limit, "With --slurm: time limit per row")->capture_default_str();
-  app.add_option("--gpus-per-task", o.gpus, "With --slurm: GPUs per row");
-  app.add_option("--cpus-per-task", o.cpus, "With --slurm: CPUs per row")->capture_default_str();
+  app.add_option("--ranks-per-row", o.ranks, "With --slurm: MPI ranks training each row (1)");
+  app.add_option("--gpus-per-row", o.gpus,
+                 "With --slurm: GPUs per row, one rank on each (sets the ranks)");
+  app.add_option("--cpus-per-task", o.cpus, "With --slurm: CPUs per rank (also its threads)")
+      ->capture_default_str();
   nmt::add_logging_flags(app, log);
   return nmt::run_tool(app, log, argc, argv, [&] {
     const auto spec = nmt::sweep::load_sweep_spec(o.spec);
@@ -112,6 +134,7 @@ int main(int argc, char** argv) {
     r.tracker_port_file = o.tracker_port_file;
     r.tracker_url = o.tracker_url;
     r.threads = o.threads;
+    r.device = o.device;
     auto rows = nmt::sweep::plan_rows(spec, r);
     if (o.dry_run) {
       print_plan(rows);
@@ -127,8 +150,16 @@ int main(int argc, char** argv) {
       spdlog::warn("no tracker given: rows are scored into eval.json but not recorded");
     spdlog::info("sweep {}: {} rows, {} at a time, in {}", spec.name, rows.size(), o.parallel,
                  o.sweep_dir);
-    const int failed = nmt::sweep::run_rows(rows, o.parallel);
-    if (failed > 0) throw std::runtime_error(fmt::format("{} row(s) failed", failed));
+    // Under Slurm, its SIGTERM reaches every process of the job: the rows get it without us.
+    const bool in_slurm_job = std::getenv("SLURM_JOB_ID") != nullptr;
+    const auto summary = nmt::sweep::run_rows(rows, o.parallel, !in_slurm_job);
+    if (summary.failed > 0)
+      throw std::runtime_error(fmt::format("{} row(s) failed", summary.failed));
+    if (summary.stop_signal != 0) {
+      spdlog::warn("sweep {}: stopped by signal {}; run nmt-sweep again to resume the rows",
+                   spec.name, summary.stop_signal);
+      return summary.stop_exit_code;
+    }
     if (!r.tracker_port_file.empty() || !r.tracker_url.empty()) {
       spdlog::info(
           "the table: {}/nmt-tracker {} table --sweep {}", self_dir(),

@@ -19,6 +19,9 @@ PACKAGES=(
   curl python3 python3-h5py   # h5py: tests read shards back as users will
   clang-format                # jobs/format.sh --check, run by CI
   python3-pip                 # fetches the current LibTorch line (jobs/fetch_libtorch.sh)
+  # A one-node Slurm cluster for the tests (tests/slurm/, started in a temporary folder, never as
+  # a system service); basic-plugins holds srun's PMIx plugin (mpi_pmix_v4) used by jobs/slurm/.
+  slurm-wlm slurm-wlm-basic-plugins munge
 )
 
 if [[ "${NMT_SKIP_SETUP:-0}" == "1" ]]; then

@@ -12,6 +12,9 @@
 #include <filesystem>
 #include <map>
 #include <system_error>
+#include <thread>
+
+#include "sweep/signal_relay.h"
 
 extern char** environ;
 
@@ -44,6 +47,7 @@ std::vector<std::string> train_command(const SweepSpec& spec, const RowPlan& row
   if (!o.tracker_port_file.empty()) c.insert(c.end(), {"--tracker-port-file", o.tracker_port_file});
   if (!o.tracker_url.empty()) c.insert(c.end(), {"--set", "tracker.url=" + o.tracker_url});
   if (o.threads > 0) c.insert(c.end(), {"--threads", std::to_string(o.threads)});
+  if (!o.device.empty()) c.insert(c.end(), {"--device", o.device});
   return c;
 }
 
@@ -62,6 +66,8 @@ std::vector<std::string> evaluate_command(const SweepSpec& spec, const RowPlan& 
   if (!o.tracker_port_file.empty() || !o.tracker_url.empty()) c.emplace_back("--record");
   if (!o.tracker_port_file.empty()) c.insert(c.end(), {"--tracker-port-file", o.tracker_port_file});
   if (o.threads > 0) c.insert(c.end(), {"--threads", std::to_string(o.threads)});
+  // The row's device: a GPU row scores its averaged checkpoint on its GPU too.
+  if (!o.device.empty()) c.insert(c.end(), {"--device", o.device});
   return c;
 }
 
@@ -119,6 +125,7 @@ std::vector<RowPlan> plan_rows(const SweepSpec& spec, const RunnerOptions& optio
     row.dir = (fs::path(options.sweep_dir) / row.slug).string();
     row.overrides = spec.rows[i].overrides;
     row.commands.push_back(train_command(spec, row, options));
+    row.train_launched = !options.launcher.empty();
     row.commands.push_back({options.tools_dir + "/nmt-average", "--run-dir", row.dir + "/train",
                             "--last", std::to_string(spec.average_last), "--output",
                             row.dir + "/averaged.h5"});
@@ -171,43 +178,70 @@ void report_failure(const Running& stage, int status) {
                 stage.row->dir);
 }
 
+// Waits for one of the running stages to end, passing signals on meanwhile. Polls (every 50 ms)
+// rather than blocking in waitpid, so a signal that lands at any moment is relayed at once.
+std::pair<pid_t, int> wait_for_stage(const std::map<pid_t, Running>& running, SignalRelay& relay) {
+  std::vector<RelayTarget> targets;
+  for (const auto& [pid, stage] : running)
+    targets.push_back({pid, stage.command == 0 && stage.row->train_launched});
+  for (;;) {
+    relay.relay(targets);
+    int status = 0;
+    const pid_t pid = waitpid(-1, &status, WNOHANG);
+    if (pid < 0 && errno != EINTR) throw std::system_error(errno, std::generic_category(), "waitpid");
+    if (pid > 0) return {pid, status};
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+}
+
+bool succeeded(int status) {
+  return WIFEXITED(status) && WEXITSTATUS(status) == 0;
+}
+
 }  // namespace
 
-int run_rows(const std::vector<RowPlan>& rows, int parallel) {
+RunSummary run_rows(const std::vector<RowPlan>& rows, int parallel, bool forward_term) {
+  SignalRelay relay(forward_term);
   const std::vector<const RowPlan*> queue = rows_to_run(rows);
   const auto start = Clock::now();
   std::map<pid_t, Running> running;
   std::size_t next = 0, finished = 0;
-  int failures = 0;
-  while (next < queue.size() || !running.empty()) {
-    while (next < queue.size() && static_cast<int>(running.size()) < std::max(parallel, 1)) {
+  RunSummary summary;
+  while ((next < queue.size() && relay.stop_signal() == 0) || !running.empty()) {
+    while (next < queue.size() && relay.stop_signal() == 0 &&
+           static_cast<int>(running.size()) < std::max(parallel, 1)) {
       running[launch(*queue[next], 0)] = {queue[next], 0};
       ++next;
     }
-    int status = 0;
-    const pid_t pid = waitpid(-1, &status, 0);
-    if (pid < 0) throw std::system_error(errno, std::generic_category(), "waitpid");
+    if (running.empty()) break;
+    const auto [pid, status] = wait_for_stage(running, relay);
     const auto it = running.find(pid);
     if (it == running.end()) continue;
     const Running stage = it->second;
     running.erase(it);
-    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-      ++failures;
+    if (!succeeded(status) && relay.stop_signal() != 0) {
+      spdlog::warn("row {} ({}): stopped by signal {}; a later nmt-sweep resumes it",
+                   stage.row->index, stage.row->label, relay.stop_signal());
+    } else if (!succeeded(status)) {
+      ++summary.failed;
       report_failure(stage, status);
     } else if (stage.command + 1 < stage.row->commands.size()) {
+      if (relay.stop_signal() != 0) continue;  // stopping: the next stage waits for a re-run
       running[launch(*stage.row, stage.command + 1)] = {stage.row, stage.command + 1};
     } else {
       fs::rename(stage.row->dir + "/eval.json.partial", stage.row->dir + "/eval.json");
       ++finished;
       const double elapsed = std::chrono::duration<double>(Clock::now() - start).count();
-      const auto left = queue.size() - finished - static_cast<std::size_t>(failures);
+      const auto left = queue.size() - finished - static_cast<std::size_t>(summary.failed);
       // Wall time per finished row already reflects the rows running side by side.
       spdlog::info("row {} ({}): done; {}/{} rows of this run in {:.0f} s, ETA {:.0f} s",
                    stage.row->index, stage.row->label, finished, queue.size(), elapsed,
                    elapsed / static_cast<double>(finished) * static_cast<double>(left));
     }
   }
-  return failures;
+  summary.stop_signal = relay.stop_signal();
+  summary.stop_exit_code = relay.exit_code();
+  return summary;
 }
 
 }  // namespace nmt::sweep

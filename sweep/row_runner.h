@@ -7,6 +7,8 @@
 //   nmt-evaluate --checkpoint ROW/averaged.h5 --split valid --record --json > ROW/eval.json
 // ROW/eval.json appears (atomically) only when all three succeeded: it marks a finished row, which
 // a re-run skips; a row with checkpoints but no eval.json resumes from its newest checkpoint.
+// SIGTERM, SIGINT and SIGUSR1 are passed on to the running stages (sweep/signal_relay.h): no new
+// stage starts, and run_rows returns once they have stopped.
 
 #include <string>
 #include <vector>
@@ -22,7 +24,8 @@ struct RunnerOptions {
   std::vector<std::string> launcher;
   std::string tracker_port_file;  // or tracker_url; neither: nothing is recorded
   std::string tracker_url;
-  int threads = 0;  // CPU threads per row (0: the tools' default)
+  int threads = 0;     // CPU threads per rank (0: the tools' default)
+  std::string device;  // --device of nmt-train and nmt-evaluate (empty: the tools' default)
 };
 
 enum class RowState { kPending, kInterrupted, kDone };
@@ -33,13 +36,20 @@ struct RowPlan {
   std::string label, slug, run_name, dir;
   std::vector<std::string> overrides;
   std::vector<std::vector<std::string>> commands;  // train, average, evaluate
+  bool train_launched = false;                     // commands[0] starts with a launcher
   RowState state() const;
 };
 
 std::vector<RowPlan> plan_rows(const SweepSpec& spec, const RunnerOptions& options);
 
-// Runs the rows that are not done, `parallel` at a time, logging progress. Returns the number of
-// rows that failed (their log: ROW/log.txt).
-int run_rows(const std::vector<RowPlan>& rows, int parallel);
+struct RunSummary {
+  int failed = 0;       // rows whose stage failed (their log: ROW/log.txt)
+  int stop_signal = 0;  // the signal that stopped the sweep early (0: none)
+  int stop_exit_code = 0;  // 75 (SIGTERM/SIGUSR1: preempted), 130 (SIGINT); 0: not stopped
+};
+
+// Runs the rows that are not done, `parallel` at a time, logging progress. forward_term: pass a
+// SIGTERM on to the rows (false under Slurm, which signals every process of the job itself).
+RunSummary run_rows(const std::vector<RowPlan>& rows, int parallel, bool forward_term = true);
 
 }  // namespace nmt::sweep

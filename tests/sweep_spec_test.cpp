@@ -1,10 +1,18 @@
 // Sweep specs: the shipped Table 3 specs load with every row of the paper in order; unknown keys
 // (in the spec or a row's overrides), rows that change nothing and a second base row are errors
-// naming the file and row; the Slurm array script has one index per row.
+// naming the file and row; the Slurm array script has one index per row and one rank per GPU; the
+// local queue's signal relay passes stops on as each stage needs them.
 
 #include "sweep/sweep_spec.h"
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <csignal>
+
 #include "common/config_loader.h"
 #include "sweep/row_runner.h"
+#include "sweep/signal_relay.h"
 #include "sweep/slurm_array.h"
 #include "test_utils.h"
 
@@ -109,8 +117,68 @@ TEST(SlurmArray, OneIndexPerRowEachResumingItsRow) {
   const auto script = slurm_array_script(spec, options);
   EXPECT_NE(script.find("#SBATCH --array=0-2%2"), std::string::npos) << script;
   EXPECT_NE(script.find("#SBATCH --requeue"), std::string::npos);
+  EXPECT_NE(script.find("#SBATCH --open-mode=append"), std::string::npos);
   EXPECT_NE(script.find("--row \"$SLURM_ARRAY_TASK_ID\""), std::string::npos);
-  EXPECT_NE(script.find("scontrol requeue"), std::string::npos);
+  EXPECT_NE(script.find("scontrol requeue \"$SLURM_JOB_ID\""), std::string::npos);
+  EXPECT_EQ(script.find("--gpus-per-task"), std::string::npos) << "no GPU asked for";
+}
+
+// A row of G GPUs is G ranks of one GPU each, started by srun with PMIx and the CPUs per rank
+// (srun does not inherit --cpus-per-task since Slurm 22.05); the row evaluates on its device.
+TEST(SlurmArray, OneRankPerGpuThroughSrun) {
+  SpecFiles f;
+  const auto spec = load_sweep_spec(f.write("  - label: base\n  - {label: C, set: [model.layers=4]}\n"));
+  SlurmOptions options;
+  options.nmt_sweep = "/opt/nmt/bin/nmt-sweep";
+  options.spec_path = "/specs/micro.yaml";
+  options.sweep_dir = "/runs/micro";
+  options.ranks_per_row = 8;
+  options.gpu_per_rank = true;
+  options.cpus_per_rank = 6;
+  options.device = "cuda";
+  const auto script = slurm_array_script(spec, options);
+  EXPECT_NE(script.find("#SBATCH --ntasks=8\n"), std::string::npos) << script;
+  EXPECT_NE(script.find("#SBATCH --gpus-per-task=1\n"), std::string::npos);
+  EXPECT_NE(script.find("#SBATCH --cpus-per-task=6\n"), std::string::npos);
+  EXPECT_NE(script.find("--launcher 'srun --mpi=pmix --kill-on-bad-exit=1 --ntasks=8 "
+                        "--cpus-per-task=6' --threads 6 --device 'cuda'"),
+            std::string::npos);
+  // USR1 (the time-limit notice) is passed on; Slurm's SIGTERM reaches the ranks by itself.
+  EXPECT_NE(script.find("trap 'signal=USR1; [[ -n \"$pid\" ]] && kill -s USR1 \"$pid\""),
+            std::string::npos);
+  EXPECT_NE(script.find("trap 'signal=TERM' TERM"), std::string::npos);
+  options.ranks_per_row = 0;
+  EXPECT_THROW(slurm_array_script(spec, options), std::invalid_argument);
+}
+
+// The local queue's signal relay: a launcher (mpirun, srun) gets USR1 for TERM; a plain stage the
+// signal itself; under Slurm a TERM is not relayed (Slurm signals the ranks itself).
+int relay_once(int signo, bool launcher, bool forward_term) {
+  const pid_t child = fork();
+  if (child == 0) {
+    pause();
+    _exit(0);
+  }
+  SignalRelay relay(forward_term);
+  raise(signo);
+  relay.relay({{child, launcher}});
+  EXPECT_EQ(relay.stop_signal(), signo);
+  EXPECT_EQ(relay.exit_code(), signo == SIGINT ? 130 : 75);
+  if (!forward_term) {
+    usleep(100000);
+    kill(child, SIGKILL);
+  }
+  int status = 0;
+  waitpid(child, &status, 0);
+  return WIFSIGNALED(status) ? WTERMSIG(status) : -1;
+}
+
+TEST(SignalRelay, PassesStopsOnAsTheStageNeedsThem) {
+  EXPECT_EQ(relay_once(SIGTERM, true, true), SIGUSR1);
+  EXPECT_EQ(relay_once(SIGINT, true, true), SIGUSR2);
+  EXPECT_EQ(relay_once(SIGTERM, false, true), SIGTERM);
+  EXPECT_EQ(relay_once(SIGUSR1, false, true), SIGUSR1);
+  EXPECT_EQ(relay_once(SIGTERM, true, false), SIGKILL) << "under Slurm, TERM is not relayed";
 }
 
 }  // namespace

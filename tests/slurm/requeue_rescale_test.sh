@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# A run stopped on 2 ranks resumes on 1 (CPU, dropout on): `scontrol requeuehold` stops the 2-rank
+# job (SIGTERM: checkpoint at the update boundary), the held job is cancelled, and a 1-rank job on
+# the same run directory resumes it. The config defines the global update (and dropout follows
+# the global micro-batch), so the final parameters match an uninterrupted 2-rank run within 1e-6.
+# Usage: requeue_rescale_test.sh BUILD_DIR DATA_DIR CLUSTER_DIR PYTHON
+set -euo pipefail
+# shellcheck source=tests/slurm/slurm_test_lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/slurm_test_lib.sh"
+slurm_test_init "$@"
+steps=200
+final=$(printf 'checkpoints/step-%08d.h5' "$steps")
+tiny_config "$work/tiny.yaml" "$steps"
+
+reference=$(submit_train 2 "$work/reference" "$work/tiny.yaml")
+wait_job_state "$reference" COMPLETED 120
+
+job=$(submit_train 2 "$work/run" "$work/tiny.yaml")
+wait_step "$work/run" 20 60
+scontrol requeuehold "$job"
+for _ in $(seq 1 300); do
+  [[ "$(job_field "$job" JobState)" == PENDING && -z "$(squeue -h -j "$job" -s 2> /dev/null)" ]] && break
+  sleep 0.2
+done
+grep -q "checkpointed and stopped (preempted)" "$work/slurm/transformer-base-$job.out" ||
+  fail "the 2-rank job did not checkpoint on SIGTERM"
+scancel "$job"
+resumed=$(submit_train 1 "$work/run" "$work/tiny.yaml")
+wait_job_state "$resumed" COMPLETED 150
+out=$work/slurm/transformer-base-$resumed.out
+grep -q "1 rank(s)" "$out" || fail "the resumed job is not a 1-rank run"
+grep -q "resumed from" "$out" || fail "nmt-train did not resume"
+compare_params "$work/reference/$final" "$work/run/$final" 1e-6 || fail "2 -> 1 rank resume differs"
+echo ok
