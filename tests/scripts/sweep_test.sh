@@ -4,7 +4,9 @@
 #   2. the sweep runs every row (train, average, evaluate) and `nmt-tracker table` shows 3 rows
 #      with the varied columns and real perplexity, BLEU and parameter figures;
 #   3. a sweep killed (SIGKILL, with the tools it started) during its second row, then re-run, skips the
-#      finished first row (its eval.json untouched) and resumes the second from its checkpoint.
+#      finished first row (its eval.json untouched) and resumes the second from its checkpoint;
+#   4. SIGTERM to a running sweep is passed on to its row: nmt-train checkpoints and stops
+#      ("preempted"), no other row starts, and nmt-sweep exits 75.
 # Usage: sweep_test.sh BUILD_DIR DATA_DIR
 set -euo pipefail
 build=$1 data=$2
@@ -105,4 +107,20 @@ grep -q 'resumed from .*step-0' "$work/resumed/01-A/log.txt" || { echo "FAIL: nm
 [[ "$(stat -c '%Y %i' "$work/resumed/00-base/eval.json")" == "$before" ]] || { echo "FAIL: row 0 redone"; exit 1; }
 for row in 00-base 01-A 02-C; do [[ -f "$work/resumed/$row/eval.json" ]] || { echo "FAIL: $row"; exit 1; }; done
 [[ $("${tracker[@]}" table --sweep resumed --format csv | wc -l) -eq 4 ]] || { echo "FAIL: resumed table"; exit 1; }
+
+# 4. SIGTERM to the local queue
+write_spec stopped 4000
+"${sweep[@]}" --spec "$work/stopped.yaml" --sweep-dir "$work/stopped" > "$work/stopped.log" 2>&1 &
+sweep_pid=$!
+for _ in $(seq 1 600); do
+  grep -qs '"step": 20,' "$work/stopped/00-base/train/metrics.jsonl" && break
+  sleep 0.1
+done
+kill -TERM "$sweep_pid"
+status=0
+wait "$sweep_pid" || status=$?
+sweep_pid=
+[[ $status -eq 75 ]] || { cat "$work/stopped.log"; echo "FAIL: nmt-sweep exit $status after SIGTERM, not 75"; exit 1; }
+grep -q 'stopped (preempted' "$work/stopped/00-base/log.txt" || { tail "$work/stopped/00-base/log.txt"; echo "FAIL: row 0 did not checkpoint"; exit 1; }
+[[ ! -e "$work/stopped/01-A" ]] || { echo "FAIL: row 1 started after the stop"; exit 1; }
 echo "ok"

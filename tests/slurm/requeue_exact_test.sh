@@ -1,8 +1,12 @@
 #!/usr/bin/env bash
-# `scontrol requeue` in the middle of a 2-rank job (CPU, dropout on): Slurm's SIGTERM makes
-# nmt-train checkpoint at the next update boundary and exit 75 (preempted); the job requeues,
-# resumes from that checkpoint with the same job id and run directory, and its final parameters
-# are bit-identical to those of the same job run without interruption.
+# A 2-rank job (CPU, dropout on) stopped twice resumes exactly:
+#   1. `scontrol requeue`: Slurm's SIGTERM makes nmt-train checkpoint at the next update boundary
+#      and exit 75 (preempted); Slurm requeues the job;
+#   2. the time-limit notice (USR1 to the batch shell alone, as --signal=B:USR1@180 sends it):
+#      jobs/slurm/train.sh forwards it through srun, nmt-train checkpoints and exits 75, and the
+#      script requeues the job itself;
+# each restart resumes from that checkpoint with the same job id and run directory, and the final
+# parameters are bit-identical to those of the same job run without interruption.
 # Usage: requeue_exact_test.sh BUILD_DIR DATA_DIR CLUSTER_DIR PYTHON
 set -euo pipefail
 # shellcheck source=tests/slurm/slurm_test_lib.sh
@@ -18,12 +22,17 @@ wait_job_state "$reference" COMPLETED 120
 job=$(submit_train 2 "$work/run" "$work/tiny.yaml")
 wait_step "$work/run" 20 60
 scontrol requeue "$job"
-wait_job_state "$job" COMPLETED 150
-[[ "$(job_field "$job" Restarts)" == 1 ]] || fail "job restarted $(job_field "$job" Restarts) times"
 out=$work/slurm/transformer-base-$job.out
-grep -q "checkpointed and stopped (preempted)" "$out" || { cat "$out"; fail "no checkpoint on SIGTERM"; }
+for _ in $(seq 1 300); do grep -q "restart 1:" "$out" && break; sleep 0.2; done
+grep -q "checkpointed and stopped (preempted)" "$out" || fail "no checkpoint on SIGTERM"
 grep -q "restart 1:" "$out" || fail "the requeued job did not start again"
-grep -q "resumed from" "$out" || fail "nmt-train did not resume"
+wait_step "$work/run" 120 90
+scancel --batch --signal=USR1 "$job"
+wait_job_state "$job" COMPLETED 150
+[[ "$(job_field "$job" Restarts)" == 2 ]] || fail "job restarted $(job_field "$job" Restarts) times"
+grep -q "nmt-train checkpointed; requeueing" "$out" || fail "train.sh did not requeue on USR1"
+grep -q "restart 2:" "$out" || fail "the self-requeued job did not start again"
+[[ $(grep -c "resumed from" "$out") -eq 2 ]] || fail "nmt-train did not resume twice"
 # The stop's checkpoint, and the final one: no periodic checkpoint in between (every 100000).
 mid=$(find "$work/run/checkpoints" -name 'step-*.h5' ! -name "$(basename "$final")" | wc -l)
 [[ $mid -ge 1 ]] || fail "no checkpoint from the stop: $(ls "$work/run/checkpoints")"
