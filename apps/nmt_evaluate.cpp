@@ -1,8 +1,10 @@
 // nmt-evaluate: a checkpoint's scores on a shard split (paper Table 3's dev figures): perplexity
 // per target word piece (teacher-forced) and corpus BLEU of its beam-search translations against
-// the split's detokenized targets. With --record, the scores go to the tracker run named in the
-// checkpoint's config (tracker.experiment and tracker.run_name), as nmt-sweep does for each row.
+// the split's detokenized targets. With --record, the scores go to the tracked run of the training
+// run directory (its run.json: --run-dir, by default the folder above the checkpoint's
+// checkpoints/ folder), at the daemon of the checkpoint's config, as nmt-sweep does for each row.
 
+#include <filesystem>
 #include <iostream>
 
 #include "common/cli.h"
@@ -17,12 +19,21 @@
 namespace {
 
 struct Options {
-  std::string checkpoint, data_dir, split = "valid", device = "cpu", tracker_port_file;
+  std::string checkpoint, data_dir, split = "valid", device = "cpu", tracker_port_file, run_dir;
   std::string precision = "auto";
   nmt::train::BleuSettings bleu;
   int threads = 0;
   bool record = false, json = false;
 };
+
+// The training run directory a checkpoint belongs to: RUN/checkpoints/step-N.h5 -> RUN; another
+// file (an average written into RUN) -> its folder.
+std::string run_dir_of(const Options& o) {
+  if (!o.run_dir.empty()) return o.run_dir;
+  const auto folder = std::filesystem::path(o.checkpoint).parent_path();
+  if (folder.filename() == "checkpoints") return folder.parent_path().string();
+  return folder.empty() ? std::string(".") : folder.string();
+}
 
 int evaluate(const Options& o) {
   auto config = nmt::checkpoint::read_checkpoint_config(o.checkpoint);
@@ -52,8 +63,8 @@ int evaluate(const Options& o) {
   for (const auto& p : model->parameters()) parameters += p.numel();
 
   if (o.record) {
-    const auto tracker = nmt::train::attach_tracker(
-        config, std::filesystem::path(o.checkpoint).parent_path().string());
+    const auto run_dir = run_dir_of(o);
+    const auto tracker = nmt::train::attach_tracker(config, run_dir, run_dir);
     nmt::tracker::EvalRecord eval;
     eval.split = o.split;
     eval.step = state.step;
@@ -64,8 +75,7 @@ int evaluate(const Options& o) {
     tracker->log_eval(eval);
     if (!tracker->flush(std::chrono::seconds(30)))
       throw std::runtime_error("tracker: the evaluation was not acknowledged within 30 s");
-    spdlog::info("recorded in run {} ({} / {})", tracker->run_id().value_or(-1),
-                 config.tracker.experiment, config.tracker.run_name);
+    spdlog::info("recorded in run {} (of {})", tracker->run_id().value_or(-1), run_dir);
   }
   if (o.json) {
     std::cout << nlohmann::json{{"checkpoint", o.checkpoint},
@@ -108,6 +118,9 @@ int main(int argc, char** argv) {
                  "auto (bf16 where the device runs it natively and faster), fp32, bf16, fp16")
       ->capture_default_str();
   app.add_flag("--record", o.record, "Record the scores in the checkpoint's tracker run");
+  app.add_option("--run-dir", o.run_dir,
+                 "With --record: the training run directory (its run.json names the tracked run; "
+                 "default: the checkpoint's run directory)");
   app.add_option("--tracker-port-file", o.tracker_port_file,
                  "The nmt-trackerd port file (overrides the checkpoint's tracker.port_file)");
   app.add_flag("--json", o.json, "Print one JSON object");

@@ -54,9 +54,9 @@ void print_plan(const std::vector<nmt::sweep::RowPlan>& rows) {
 // --gpus-per-row G: G ranks of one GPU each; --ranks-per-row N without GPUs. Both: must agree.
 int ranks_per_row(const Options& o) {
   if (o.gpus > 0 && o.ranks > 0 && o.ranks != o.gpus) {
-    throw std::invalid_argument(fmt::format(
-        "--ranks-per-row {} and --gpus-per-row {}: one rank per GPU; give one of them", o.ranks,
-        o.gpus));
+    throw std::invalid_argument(
+        fmt::format("--ranks-per-row {} and --gpus-per-row {}: one rank per GPU; give one of them",
+                    o.ranks, o.gpus));
   }
   return o.gpus > 0 ? o.gpus : std::max(o.ranks, 1);
 }

@@ -1,6 +1,11 @@
 // nmt-train: trains the Transformer, as one process or as a data-parallel job of MPI ranks
 // (`mpirun -np N nmt-train ...`, `srun nmt-train ...`), or with --count-params prints the
 // parameter count of the model a config builds.
+//
+// Exit codes: 0 trained to train.max_steps (or stopped early on validation); 1 an error;
+// 75 stopped by SIGTERM or SIGUSR1 (preemption, scancel, requeue, a time-limit warning) and
+// 130 by SIGINT or SIGUSR2, both after finishing the update in flight and writing a checkpoint
+// (--resume continues exactly); 128 + signal when a second signal did not wait for that.
 
 #include <unistd.h>
 
@@ -11,10 +16,13 @@
 #include <iostream>
 
 #include "common/cli.h"
+#include "common/stop_signals.h"
 #include "preprocess/shard_format.h"
+#include "trainer/checkpoint/checkpoint.h"
 #include "trainer/dist/mpi_context.h"
 #include "trainer/model/transformer.h"
 #include "trainer/runtime/blas_backend.h"
+#include "trainer/train/run_identity.h"
 #include "trainer/train/run_tracking.h"
 #include "trainer/train/trainer.h"
 
@@ -48,11 +56,12 @@ std::string default_run_dir() {
 }
 
 // Provenance is read here, in main's file: nothing below main reads the environment.
-nmt::train::RunProvenance provenance() {
+nmt::train::RunProvenance provenance(const nmt::dist::Communicator& world) {
   nmt::train::RunProvenance p;
   char host[256] = {0};
   if (gethostname(host, sizeof host - 1) == 0) p.host = host;
   p.git_revision = NMT_GIT_REVISION;
+  p.world_size = world.size();
   const auto env = [](const char* name) {
     const char* value = std::getenv(name);
     return std::string(value != nullptr ? value : "");
@@ -75,19 +84,30 @@ int train(nmt::RunConfig config, const Options& o, const nmt::dist::Communicator
   config.model.vocab_size = manifest.vocab_size;
   std::string run_dir = o.run_dir.empty() ? default_run_dir() : o.run_dir;
   world.broadcast(run_dir);  // a default name has rank 0's timestamp
+  // A refused start must change nothing: not the run directory, not the tracker.
+  if (!o.resume && !nmt::checkpoint::list_checkpoints(run_dir).empty()) {
+    throw std::runtime_error(run_dir +
+                             " already holds checkpoints: pass --resume to continue it, "
+                             "or choose another --run-dir");
+  }
   // Rank 0 alone writes metrics and talks to the tracker; the others' sink discards.
   auto sink = std::make_shared<nmt::train::FanoutMetricsSink>();
+  std::shared_ptr<nmt::tracker::TrackerClient> tracker;
   if (world.is_root()) {
     std::filesystem::create_directories(run_dir);
     sink->add(std::make_shared<nmt::train::JsonlMetricsSink>(run_dir + "/metrics.jsonl"));
-  }
-  std::shared_ptr<nmt::tracker::TrackerClient> tracker;
-  if (config.tracker.enabled() && world.is_root()) {
-    tracker = nmt::train::connect_tracker(config, run_dir, config.model.expected_parameter_count(),
-                                          provenance());
-    sink->add(std::make_shared<nmt::train::TrackerMetricsSink>(tracker));
+    const auto identity = nmt::train::next_run_identity(run_dir, o.resume);
+    nmt::train::write_run_identity(run_dir, identity);
+    if (config.tracker.enabled()) {
+      tracker = nmt::train::connect_tracker(
+          config, run_dir, config.model.expected_parameter_count(), provenance(world), identity);
+      sink->add(std::make_shared<nmt::train::TrackerMetricsSink>(tracker));
+    }
   }
   nmt::train::Trainer trainer(config, run_dir, sink, world);
+  // From here SIGTERM/SIGINT/SIGUSR1 stop at the next update boundary, with a checkpoint.
+  nmt::StopSignals signals;
+  trainer.set_stop_source(&nmt::StopSignals::requested);
   nmt::train::TrainResult result;
   try {
     result = trainer.run(o.resume);
@@ -100,10 +120,32 @@ int train(nmt::RunConfig config, const Options& o, const nmt::dist::Communicator
     }
     throw;
   }
-  if (!world.is_root()) return 0;
+  const int code = nmt::exit_code(result.stopped);
   if (tracker) {
-    tracker->set_status(nmt::tracker::RunStatus::kFinished);
-    tracker->flush(std::chrono::seconds(10));
+    // A job being stopped has seconds left (Slurm's KillWait): what the daemon does not take in
+    // that time stays in the run directory's spool, sent by the resumed run.
+    using nmt::tracker::RunStatus;
+    tracker->set_status(result.stopped == nmt::StopReason::kPreempted     ? RunStatus::kPreempted
+                        : result.stopped == nmt::StopReason::kInterrupted ? RunStatus::kKilled
+                                                                          : RunStatus::kFinished);
+    tracker->flush(std::chrono::seconds(result.stopped == nmt::StopReason::kNone ? 10 : 5));
+  }
+  // The other ranks wait for rank 0's report: with `srun --kill-on-bad-exit`, a rank exiting 75
+  // first would get rank 0 killed before the tracker knows.
+  if (world.size() > 1) world.barrier();
+  if (!world.is_root()) return code;
+  if (result.stopped != nmt::StopReason::kNone) {
+    std::cout << fmt::format(
+        "stopped ({}, signal {}) at step {} after training {} steps in {:.1f} s; checkpoint "
+        "written; continue with --resume --run-dir {} (exit code {})\n",
+        nmt::stop_reason_name(result.stopped), nmt::StopSignals::signal_number(), result.steps,
+        result.steps_this_process, result.seconds, run_dir, code);
+    return code;
+  }
+  if (result.steps_this_process == 0) {
+    std::cout << fmt::format("nothing to train: {} already reached train.max_steps {}\n", run_dir,
+                             result.steps);
+    return 0;
   }
   // validate_every 0 (a sweep row scores its averaged checkpoint afterwards) leaves no best nll.
   const std::string validation =
@@ -112,10 +154,11 @@ int train(nmt::RunConfig config, const Options& o, const nmt::dist::Communicator
                         std::exp(result.best_valid_nll))
           : std::string("no validation during training");
   std::cout << fmt::format(
-      "trained {} steps in {:.1f} s; last loss {:.4f}; {}; {} parameters; {} rank(s), {:.1f}% of "
+      "trained {} steps in {:.1f} s (step {} reached); last loss {:.4f}; {}; {} parameters; {} "
+      "rank(s), {:.1f}% of "
       "step time waiting on all-reduce; run directory {}\n",
-      result.steps, result.seconds, result.last_train_loss, validation, result.parameters,
-      world.size(), 100.0 * result.allreduce_fraction, run_dir);
+      result.steps_this_process, result.seconds, result.steps, result.last_train_loss, validation,
+      result.parameters, world.size(), 100.0 * result.allreduce_fraction, run_dir);
   return 0;
 }
 

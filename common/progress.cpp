@@ -43,12 +43,18 @@ void ProgressMeter::update(std::int64_t count, double fraction) {
   log_line(count, fraction, std::chrono::duration<double>(now - start_).count());
 }
 
+void ProgressMeter::start_at(std::int64_t count, double fraction) {
+  start_count_ = count;
+  start_fraction_ = fraction;
+}
+
 void ProgressMeter::log_line(std::int64_t count, double fraction, double elapsed) const {
-  const double rate = elapsed > 0 ? static_cast<double>(count) / elapsed : 0.0;
+  const double done = static_cast<double>(count - start_count_);
+  const double rate = elapsed > 0 ? done / elapsed : 0.0;
   std::string line = fmt::format("{}: {} {}, {} {}/s", label_, with_thousands(count), unit_,
                                  format_rate(rate), unit_);
-  if (fraction > 0.0 && fraction <= 1.0) {
-    const double eta = elapsed * (1.0 - fraction) / fraction;
+  if (fraction > start_fraction_ && fraction <= 1.0) {
+    const double eta = elapsed * (1.0 - fraction) / (fraction - start_fraction_);
     line += fmt::format(", {:.1f}% done, ETA {}", 100.0 * fraction, format_duration(eta));
   }
   spdlog::info("{}", line);
@@ -57,7 +63,7 @@ void ProgressMeter::log_line(std::int64_t count, double fraction, double elapsed
 double ProgressMeter::finish(std::int64_t count) {
   const double elapsed =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
-  const double rate = elapsed > 0 ? static_cast<double>(count) / elapsed : 0.0;
+  const double rate = elapsed > 0 ? static_cast<double>(count - start_count_) / elapsed : 0.0;
   spdlog::info("{}: done, {} {} in {} ({} {}/s)", label_, with_thousands(count), unit_,
                format_duration(elapsed), format_rate(rate), unit_);
   return elapsed;

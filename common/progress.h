@@ -21,7 +21,11 @@ class ProgressMeter {
   // `count`: units done so far. `fraction`: share of the whole job done, in [0, 1], or negative
   // when unknown (then no percentage or ETA is shown).
   void update(std::int64_t count, double fraction = -1.0);
-  // Logs the final count, elapsed time and mean rate. Returns the elapsed seconds.
+  // Work resumed part-way: `count` units (and `fraction` of the job) were done before this meter
+  // started, so rates and the ETA count only what is done from here.
+  void start_at(std::int64_t count, double fraction);
+  // Logs the final count, elapsed time and mean rate (of the units done since the start). Returns
+  // the elapsed seconds.
   double finish(std::int64_t count);
 
  private:
@@ -32,6 +36,8 @@ class ProgressMeter {
   std::chrono::duration<double> interval_;
   std::chrono::steady_clock::time_point start_;
   std::chrono::steady_clock::time_point last_;
+  std::int64_t start_count_ = 0;
+  double start_fraction_ = 0.0;
 };
 
 // For long steps inside a library that reports no progress of its own (SentencePiece training):

@@ -101,10 +101,12 @@ scores = {m["name"]: m for m in json.load(open(sys.argv[1]))}
 print(scores["BLEU"]["score"], scores["chrF2"]["score"], scores["BLEU"]["signature"])
 PY
 ) || fail "score: unreadable $run_dir/scores.json"
+# The run directory's run.json names its tracked run (by uid; names are labels only).
 run_id=$("${tracker[@]}" runs --experiment quickstart --json | python3 -c "
 import json, sys
-print([r['run_id'] for r in json.load(sys.stdin)['runs'] if r['name'] == '$run_name'][-1])") \
-  || fail "record: run $run_name not found in the tracker"
+uid = json.load(open('$run_dir/train/run.json'))['uid']
+print([r['run_id'] for r in json.load(sys.stdin)['runs'] if r['uid'] == uid][0])") \
+  || fail "record: the run of $run_dir/train/run.json not found in the tracker"
 "${tracker[@]}" log-eval "$run_id" --split test --bleu "$bleu" --chrf "$chrf" --signature "$signature" \
   --checkpoint "$run_dir/averaged.h5" > /dev/null || fail "record"
 params=$(grep -o '[0-9]* parameters' "$run_dir/train.txt" | tail -1 | cut -d' ' -f1)

@@ -63,7 +63,10 @@ std::vector<std::string> evaluate_command(const SweepSpec& spec, const RowPlan& 
                                 "--sentences",
                                 std::to_string(spec.eval.sentences),
                                 "--json"};
-  if (!o.tracker_port_file.empty() || !o.tracker_url.empty()) c.emplace_back("--record");
+  // The row's tracked run is its training run's (ROW/train/run.json).
+  if (!o.tracker_port_file.empty() || !o.tracker_url.empty()) {
+    c.insert(c.end(), {"--record", "--run-dir", row.dir + "/train"});
+  }
   if (!o.tracker_port_file.empty()) c.insert(c.end(), {"--tracker-port-file", o.tracker_port_file});
   if (o.threads > 0) c.insert(c.end(), {"--threads", std::to_string(o.threads)});
   // The row's device: a GPU row scores its averaged checkpoint on its GPU too.
@@ -188,7 +191,8 @@ std::pair<pid_t, int> wait_for_stage(const std::map<pid_t, Running>& running, Si
     relay.relay(targets);
     int status = 0;
     const pid_t pid = waitpid(-1, &status, WNOHANG);
-    if (pid < 0 && errno != EINTR) throw std::system_error(errno, std::generic_category(), "waitpid");
+    if (pid < 0 && errno != EINTR)
+      throw std::system_error(errno, std::generic_category(), "waitpid");
     if (pid > 0) return {pid, status};
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }

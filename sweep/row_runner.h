@@ -43,8 +43,8 @@ struct RowPlan {
 std::vector<RowPlan> plan_rows(const SweepSpec& spec, const RunnerOptions& options);
 
 struct RunSummary {
-  int failed = 0;       // rows whose stage failed (their log: ROW/log.txt)
-  int stop_signal = 0;  // the signal that stopped the sweep early (0: none)
+  int failed = 0;          // rows whose stage failed (their log: ROW/log.txt)
+  int stop_signal = 0;     // the signal that stopped the sweep early (0: none)
   int stop_exit_code = 0;  // 75 (SIGTERM/SIGUSR1: preempted), 130 (SIGINT); 0: not stopped
 };
 

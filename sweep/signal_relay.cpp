@@ -57,18 +57,22 @@ void SignalRelay::relay(const std::vector<RelayTarget>& targets) {
     if (!g_pending[i].exchange(false)) continue;
     const int signo = kSignals[i];
     if (signo == SIGTERM && !forward_term_) {
-      spdlog::warn("SIGTERM from Slurm (it signals the rows' processes itself): no row starts, "
-                   "waiting for the running ones to checkpoint and stop");
+      spdlog::warn(
+          "SIGTERM from Slurm (it signals the rows' processes itself): no row starts, "
+          "waiting for the running ones to checkpoint and stop");
       continue;
     }
-    spdlog::warn("signal {}: passed on to {} running stage(s); no row starts; a later nmt-sweep "
-                 "resumes the rows",
-                 signo, targets.size());
+    spdlog::warn(
+        "signal {}: passed on to {} running stage(s); no row starts; a later nmt-sweep "
+        "resumes the rows",
+        signo, targets.size());
     for (const auto& t : targets) ::kill(t.pid, relayed(signo, t.launcher));
   }
 }
 
-int SignalRelay::stop_signal() const { return g_first.load(); }
+int SignalRelay::stop_signal() const {
+  return g_first.load();
+}
 
 int SignalRelay::exit_code() const {
   const int signo = g_first.load();

@@ -19,9 +19,10 @@ std::string header(const SweepSpec& spec, const SlurmOptions& o) {
   s << "#!/usr/bin/env bash\n"
     << fmt::format("# nmt-sweep {} ({} rows), written by nmt-sweep --slurm from {}\n", spec.name,
                    spec.rows.size(), o.spec_path)
-    << fmt::format("# Each array task trains one row with {} rank(s){}, then averages and scores "
-                   "it.\n",
-                   o.ranks_per_row, o.gpu_per_rank ? ", one GPU each" : "")
+    << fmt::format(
+           "# Each array task trains one row with {} rank(s){}, then averages and scores "
+           "it.\n",
+           o.ranks_per_row, o.gpu_per_rank ? ", one GPU each" : "")
     << fmt::format("#SBATCH --job-name=sweep-{}\n", spec.name)
     << fmt::format("#SBATCH --array=0-{}{}\n", spec.rows.size() - 1,
                    o.max_parallel > 0 ? fmt::format("%{}", o.max_parallel) : "")
@@ -38,7 +39,8 @@ std::string header(const SweepSpec& spec, const SlurmOptions& o) {
 }
 
 // The signal handling of jobs/slurm/train.sh, around nmt-sweep --row instead of srun.
-constexpr const char* kBody = R"sh(# USR1 (time limit in 180 s): passed to nmt-sweep, which passes it to the row's ranks; they
+constexpr const char* kBody =
+    R"sh(# USR1 (time limit in 180 s): passed to nmt-sweep, which passes it to the row's ranks; they
 # checkpoint and stop, nmt-sweep exits 75, and this task requeues itself. SIGTERM (scancel,
 # requeue, preemption): Slurm signals the ranks itself; nothing to forward, and no self-requeue.
 signal=''

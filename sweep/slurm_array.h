@@ -20,12 +20,12 @@ struct SlurmOptions {
   std::string sweep_dir;                // absolute
   std::vector<std::string> sweep_args;  // --tracker-url/--tracker-port-file...
   std::string partition, time_limit = "12:00:00";
-  int ranks_per_row = 1;   // MPI ranks (Slurm tasks) training each row
+  int ranks_per_row = 1;      // MPI ranks (Slurm tasks) training each row
   bool gpu_per_rank = false;  // one GPU per rank (--gpus-per-task=1)
-  int cpus_per_rank = 8;   // --cpus-per-task, passed to srun and nmt-train's --threads
-  std::string device;      // --device of the row's nmt-train and nmt-evaluate (empty: default)
-  std::string launcher;    // empty: srun --mpi=pmix over the task's ranks
-  int max_parallel = 0;    // %K on the array; 0: no limit
+  int cpus_per_rank = 8;      // --cpus-per-task, passed to srun and nmt-train's --threads
+  std::string device;         // --device of the row's nmt-train and nmt-evaluate (empty: default)
+  std::string launcher;       // empty: srun --mpi=pmix over the task's ranks
+  int max_parallel = 0;       // %K on the array; 0: no limit
 };
 
 // Checks the options (ranks and CPUs at least 1); throws std::invalid_argument.

@@ -127,7 +127,7 @@ TEST(ReplicaCheck, BroadcastMakesReplicasEqualAndTheCheckSeesDifferences) {
 
 RunConfig equivalence_config(const std::string& data_dir) {
   auto config = testing::tiny_config(data_dir);
-  config.model.dropout = 0.0;  // the one randomness that differs between layouts
+  // Dropout stays on: it is seeded per micro-batch from its place in the update, not per rank.
   config.data.max_src_tokens = config.data.max_tgt_tokens = 40;  // many small batches
   config.train.max_steps = 4;
   config.train.validate_every = 0;
@@ -160,7 +160,7 @@ TEST(DataParallel, TwoRanksMatchOneRankOnTheUnionOfBatches) {
   train::Trainer(config, dir.file("two"), sink_in(dir.file("two")), *g_world).run(false);
   if (g_world->is_root()) {
     auto single = config;
-    single.train.accumulation = 2;
+    single.train.update_batches = 2;
     const auto result =
         train::Trainer(single, dir.file("one"), sink_in(dir.file("one"))).run(false);
     EXPECT_EQ(result.steps, 4);
@@ -183,15 +183,47 @@ TEST(DataParallel, TwoRankRunResumedByOneRankMatchesOneRankThroughout) {
   train::Trainer(first_half, dir.file("resumed"), sink_in(dir.file("resumed")), *g_world)
       .run(false);
   if (g_world->is_root()) {
-    config.train.accumulation = 2;  // the same update size on one rank
-    train::Trainer(config, dir.file("resumed"), sink_in(dir.file("resumed"))).run(true);
-    train::Trainer(config, dir.file("straight"), sink_in(dir.file("straight"))).run(false);
+    // The resumed run takes the checkpoint's 2 batches per update (both on this one rank).
+    const auto resumed =
+        train::Trainer(config, dir.file("resumed"), sink_in(dir.file("resumed"))).run(true);
+    EXPECT_EQ(resumed.steps_this_process, 2);
+    auto straight = config;
+    straight.train.update_batches = 2;  // the same updates on one rank
+    train::Trainer(straight, dir.file("straight"), sink_in(dir.file("straight"))).run(false);
     EXPECT_EQ(checkpoint::read_training_state(checkpoint::checkpoint_path(dir.file("resumed"), 4))
                   .batch_in_epoch,
               checkpoint::read_training_state(checkpoint::checkpoint_path(dir.file("straight"), 4))
                   .batch_in_epoch);
     expect_same_parameters(checkpoint::checkpoint_path(dir.file("resumed"), 4),
                            checkpoint::checkpoint_path(dir.file("straight"), 4), config);
+  }
+}
+
+// A stop signal seen by one rank only (rank 1's source answers on its 3rd update): the decision
+// travels in the update's collective, so both ranks finish update 3, rank 0 writes its
+// checkpoint, and both return the same stop (an interrupt wins over a preemption).
+TEST(DataParallel, AStopOnOneRankStopsEveryRankAfterTheSameUpdate) {
+  SharedDir dir;
+  std::string data = g_world->is_root() ? testing::write_data(dir.temp(), 96) : "";
+  g_world->broadcast(data);
+  auto config = equivalence_config(data);
+  config.train.max_steps = 8;
+  config.checkpoint.every_steps = 0;
+  train::Trainer trainer(config, dir.file("run"), sink_in(dir.file("run")), *g_world);
+  int polls = 0;
+  const bool second = g_world->rank() == 1;
+  trainer.set_stop_source([&polls, second] {
+    ++polls;
+    if (second && polls == 3) return StopReason::kInterrupted;
+    return polls == 5 ? StopReason::kPreempted : StopReason::kNone;
+  });
+  const auto result = trainer.run(false);
+  EXPECT_EQ(result.stopped, StopReason::kInterrupted);
+  EXPECT_EQ(result.steps, 3);
+  EXPECT_EQ(polls, 3);
+  if (g_world->is_root()) {
+    EXPECT_TRUE(std::filesystem::exists(checkpoint::checkpoint_path(dir.file("run"), 3)));
+    EXPECT_EQ(checkpoint::list_checkpoints(dir.file("run")).size(), 1u);
   }
 }
 

@@ -5,10 +5,12 @@
 #include <spdlog/sinks/base_sink.h>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <chrono>
 #include <memory>
 #include <mutex>
 #include <regex>
+#include <sstream>
 #include <string>
 #include <thread>
 
@@ -91,6 +93,32 @@ TEST(Progress, LinesCarryRateAndEta) {
       << text;
   EXPECT_NE(text.find("encode train: 600 pairs,"), std::string::npos) << text;
   EXPECT_NE(text.find("encode train: done, 2,000 pairs"), std::string::npos) << text;
+}
+
+// A resumed job (3,000 of 9,000 steps done before this process): the rate counts this process's
+// steps and the ETA its progress. 1 step in at least 20 ms is at most 50 steps/s, and 2/3 of the
+// job left at 1/9000 per 20 ms is at least 2:00; counting the earlier steps as this process's would
+// show over 100,000 steps/s and an ETA of a fraction of a second.
+TEST(Progress, ResumedWorkCountsOnlyWhatThisProcessDid) {
+  CaptureLog log;
+  ProgressMeter meter("train", "steps", /*interval_seconds=*/0.0);
+  meter.start_at(3000, 3000.0 / 9000.0);
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  meter.update(3001, 3001.0 / 9000.0);
+  const auto text = log.text();
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(text, m,
+                                std::regex("train: 3,001 steps, ([0-9.,]+) steps/s, 33\\.3% done, "
+                                           "ETA ([0-9:]+)")))
+      << text;
+  std::string rate = m[1].str();
+  rate.erase(std::remove(rate.begin(), rate.end(), ','), rate.end());
+  EXPECT_LE(std::stod(rate), 50.0) << text;
+  int eta_seconds = 0;  // "m:ss" or "h:mm:ss"
+  std::stringstream eta(m[2].str());
+  for (std::string part; std::getline(eta, part, ':');)
+    eta_seconds = eta_seconds * 60 + std::stoi(part);
+  EXPECT_GE(eta_seconds, 120) << text;
 }
 
 TEST(Progress, UpdatesAreRateLimited) {

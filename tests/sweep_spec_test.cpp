@@ -127,7 +127,8 @@ TEST(SlurmArray, OneIndexPerRowEachResumingItsRow) {
 // (srun does not inherit --cpus-per-task since Slurm 22.05); the row evaluates on its device.
 TEST(SlurmArray, OneRankPerGpuThroughSrun) {
   SpecFiles f;
-  const auto spec = load_sweep_spec(f.write("  - label: base\n  - {label: C, set: [model.layers=4]}\n"));
+  const auto spec =
+      load_sweep_spec(f.write("  - label: base\n  - {label: C, set: [model.layers=4]}\n"));
   SlurmOptions options;
   options.nmt_sweep = "/opt/nmt/bin/nmt-sweep";
   options.spec_path = "/specs/micro.yaml";

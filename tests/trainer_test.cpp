@@ -20,6 +20,7 @@
 #include "trainer/model/transformer.h"
 #include "trainer/optim/label_smoothing.h"
 #include "trainer/runtime/precision.h"
+#include "trainer/train/run_identity.h"
 #include "trainer/train/trainer.h"
 
 namespace nmt {
@@ -185,6 +186,70 @@ TEST(Trainer, ResumedRunIsBitIdenticalToUninterrupted) {
   ASSERT_EQ(pa.size(), pb.size());
   for (const auto& item : pa) {
     EXPECT_TRUE(at::equal(item.value(), pb[item.key()])) << item.key() << " differs";
+  }
+}
+
+// A stop signal (here a stop source answering on the 13th update, as StopSignals would after a
+// SIGTERM) ends the run after that update with a checkpoint at its step; --resume then ends
+// bit-identical to the uninterrupted run, dropout on (each micro-batch seeds it from its place in
+// the run). Resuming the finished run trains nothing.
+TEST(Trainer, StopSignalCheckpointsAtTheUpdateAndResumeIsBitIdentical) {
+  TempDir dir;
+  auto config = tiny_config(write_data(dir, 48));
+  config.train.max_steps = 30;
+  ASSERT_GT(config.model.dropout, 0.0);
+  const std::string straight = dir.file("straight"), stopped = dir.file("stopped");
+  train::Trainer(config, straight, sink_in(straight)).run(false);
+
+  train::Trainer first(config, stopped, sink_in(stopped));
+  int polls = 0;
+  first.set_stop_source(
+      [&polls] { return ++polls == 13 ? StopReason::kPreempted : StopReason::kNone; });
+  const auto interrupted = first.run(false);
+  EXPECT_EQ(interrupted.stopped, StopReason::kPreempted);
+  EXPECT_EQ(interrupted.steps, 13);
+  EXPECT_EQ(polls, 13) << "polled once per update, and no update after the stop";
+  ASSERT_TRUE(fs::exists(checkpoint::checkpoint_path(stopped, 13))) << "not a periodic step";
+
+  const auto resumed = train::Trainer(config, stopped, sink_in(stopped)).run(true);
+  EXPECT_EQ(resumed.stopped, StopReason::kNone);
+  EXPECT_EQ(resumed.steps, 30);
+  EXPECT_EQ(resumed.steps_this_process, 17);
+  const auto a = load_model(checkpoint::checkpoint_path(straight, 30), config);
+  const auto b = load_model(checkpoint::checkpoint_path(stopped, 30), config);
+  const auto pa = a->named_parameters(), pb = b->named_parameters();
+  for (const auto& item : pa) {
+    EXPECT_TRUE(at::equal(item.value(), pb[item.key()])) << item.key() << " differs";
+  }
+
+  const auto again = train::Trainer(config, stopped, sink_in(stopped)).run(true);
+  EXPECT_EQ(again.steps, 30);
+  EXPECT_EQ(again.steps_this_process, 0);
+}
+
+// run.json: a fresh run draws a uid; --resume of its directory continues it as the next attempt;
+// a fresh start draws another; a damaged file is an error naming it.
+TEST(RunIdentity, FreshRunsDrawAUidAndResumesCountAttempts) {
+  TempDir dir;
+  const std::string run = dir.file("run");
+  fs::create_directories(run);
+  EXPECT_FALSE(train::read_run_identity(run).has_value());
+  const auto first = train::next_run_identity(run, /*resume=*/true);  // nothing to resume yet
+  EXPECT_EQ(first.attempt, 1);
+  EXPECT_EQ(first.uid.size(), 32u);
+  train::write_run_identity(run, first);
+  const auto second = train::next_run_identity(run, true);
+  EXPECT_EQ(second.uid, first.uid);
+  EXPECT_EQ(second.attempt, 2);
+  const auto other = train::next_run_identity(run, false);
+  EXPECT_NE(other.uid, first.uid);
+  EXPECT_EQ(other.attempt, 1);
+  std::ofstream(run + "/run.json") << "{\"uid\": 7}";
+  try {
+    train::read_run_identity(run);
+    ADD_FAILURE() << "a damaged run.json was accepted";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("run.json"), std::string::npos) << e.what();
   }
 }
 

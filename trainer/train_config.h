@@ -26,7 +26,13 @@ struct DataConfig {
 
 struct TrainConfig {
   std::int64_t max_steps = 100000;  // parameter updates (base: 100k; big: 300k)
-  std::int64_t accumulation = 1;    // batches per update, to reach 25k tokens on fewer devices
+  std::int64_t accumulation = 1;    // batches per update per rank, to reach 25k tokens on fewer
+                                    // devices; with update_batches set, derived from it
+  // Batches in one update over all ranks: the update's data, and so the sample order, do not
+  // depend on the number of ranks (a run requeued on 1, 2 or 4 ranks sees the same updates), and
+  // each rank takes update_batches / ranks of them. 0: accumulation x ranks, fixed when a fresh
+  // run starts (the resolved value goes into config.yaml and checkpoints; resume keeps it).
+  std::int64_t update_batches = 0;
   double lr_factor = 1.0;  // lr = factor * d_model^-0.5 * min(step^-0.5, step * warmup^-1.5)
   std::int64_t warmup_steps = 4000;
   double adam_beta1 = 0.9;

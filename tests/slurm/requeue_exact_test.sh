@@ -12,7 +12,7 @@ set -euo pipefail
 # shellcheck source=tests/slurm/slurm_test_lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/slurm_test_lib.sh"
 slurm_test_init "$@"
-steps=200
+steps=600  # long enough that the second stop (at step 120 or later) lands before the end
 final=$(printf 'checkpoints/step-%08d.h5' "$steps")
 tiny_config "$work/tiny.yaml" "$steps"
 

@@ -1,9 +1,11 @@
 #include "trainer/runtime/device.h"
 
+#include <ATen/Context.h>
 #include <ATen/Parallel.h>
 #include <fmt/format.h>
 #include <torch/cuda.h>
 
+#include <mutex>
 #include <stdexcept>
 
 namespace nmt::runtime {
@@ -51,6 +53,12 @@ c10::Device device_for_rank(int local_rank, int visible) {
 std::string describe_device(const c10::Device& device) {
   if (device.is_cpu()) return fmt::format("cpu ({} threads)", at::get_num_threads());
   return fmt::format("{} (of {} GPUs)", device.str(), torch::cuda::device_count());
+}
+
+void seed_generator(const c10::Device& device, std::uint64_t seed) {
+  auto generator = at::globalContext().defaultGenerator(device);
+  std::lock_guard<std::mutex> lock(generator.mutex());
+  generator.set_current_seed(seed);
 }
 
 }  // namespace nmt::runtime

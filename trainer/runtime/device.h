@@ -4,6 +4,7 @@
 
 #include <c10/core/Device.h>
 
+#include <cstdint>
 #include <string>
 
 namespace nmt::runtime {
@@ -20,5 +21,10 @@ c10::Device device_for_rank(int local_rank, int visible);
 
 // A one-line description: "cpu (2 threads)" or "cuda:0 (of 8 GPUs)".
 std::string describe_device(const c10::Device& device);
+
+// Reseeds the default random generator of `device` (dropout's), and no other. Cheap: a training
+// step calls it per micro-batch so that dropout depends on which batch of which update it is, not
+// on the rank that computes it or on what ran before.
+void seed_generator(const c10::Device& device, std::uint64_t seed);
 
 }  // namespace nmt::runtime

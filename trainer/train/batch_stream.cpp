@@ -7,8 +7,20 @@
 
 namespace nmt::train {
 
-BatchStream::BatchStream(const data::TokenBatcher& batcher, int rank, int ranks, c10::Device device)
-    : batcher_(batcher), rank_(rank), ranks_(ranks), device_(device) {}
+BatchStream::BatchStream(const data::TokenBatcher& batcher, int rank, int ranks,
+                         std::int64_t update_batches, c10::Device device)
+    : batcher_(batcher),
+      rank_(rank),
+      update_batches_(update_batches),
+      per_rank_(ranks > 0 ? update_batches / ranks : 0),
+      device_(device) {
+  if (ranks < 1 || update_batches < 1 || update_batches % ranks != 0) {
+    throw std::invalid_argument(fmt::format(
+        "train.update_batches: {} batches per update cannot be shared by {} ranks (it must be a "
+        "positive multiple of the number of ranks)",
+        update_batches, ranks));
+  }
+}
 
 const data::BatchPlan& BatchStream::plan(std::int64_t epoch) {
   if (plan_epoch_ != epoch) {
@@ -19,20 +31,31 @@ const data::BatchPlan& BatchStream::plan(std::int64_t epoch) {
   return plan_;
 }
 
-BatchStream::Prepared BatchStream::prepare(BatchPosition at) {
+BatchStream::Prepared BatchStream::prepare(Cursor at) {
+  auto& update = at.update;
+  while (update.batch_in_epoch + update_batches_ >
+         static_cast<std::int64_t>(plan(update.epoch).size())) {
+    if (update.batch_in_epoch == 0) {
+      throw std::runtime_error(fmt::format(
+          "an epoch has {} batches, fewer than the {} of one update (train.update_batches)",
+          plan(update.epoch).size(), update_batches_));
+    }
+    ++update.epoch;
+    update.batch_in_epoch = 0;
+  }
   Prepared p;
   p.at = at;
-  while (at.batch_in_epoch + ranks_ > static_cast<std::int64_t>(plan(at.epoch).size())) {
-    if (at.batch_in_epoch == 0) {
-      throw std::runtime_error(fmt::format("an epoch has {} batches, fewer than the {} ranks",
-                                           plan(at.epoch).size(), ranks_));
+  p.index_in_update = rank_ * per_rank_ + at.part;
+  p.batch = batcher_.make_batch(
+      plan(update.epoch)[static_cast<std::size_t>(update.batch_in_epoch + p.index_in_update)]);
+  p.after = {update, at.part + 1};
+  if (p.after.part == per_rank_) {  // the update's last batch: the next update, maybe next epoch
+    p.after = {{update.epoch, update.batch_in_epoch + update_batches_}, 0};
+    if (p.after.update.batch_in_epoch + update_batches_ >
+        static_cast<std::int64_t>(plan(update.epoch).size())) {
+      p.after.update = {update.epoch + 1, 0};
     }
-    ++at.epoch;
-    at.batch_in_epoch = 0;
   }
-  p.batch =
-      batcher_.make_batch(plan(at.epoch)[static_cast<std::size_t>(at.batch_in_epoch + rank_)]);
-  p.after = {at.epoch, at.batch_in_epoch + ranks_};
   if (device_.is_cuda()) {
     // Pinned pages let the copy run asynchronously; the caching host allocator keeps them until
     // the copy has finished.
@@ -44,15 +67,16 @@ BatchStream::Prepared BatchStream::prepare(BatchPosition at) {
 }
 
 data::Batch BatchStream::next() {
-  if (!ahead_ || !(ahead_->at == position_)) ahead_ = prepare(position_);
+  if (!ahead_ || !(ahead_->at == cursor_)) ahead_ = prepare(cursor_);
   Prepared p = std::move(*ahead_);
   ahead_.reset();
-  position_ = p.after;
+  cursor_ = p.after;
+  last_index_ = p.index_in_update;
   return std::move(p.batch);
 }
 
 void BatchStream::prefetch() {
-  if (!ahead_ || !(ahead_->at == position_)) ahead_ = prepare(position_);
+  if (!ahead_ || !(ahead_->at == cursor_)) ahead_ = prepare(cursor_);
 }
 
 }  // namespace nmt::train

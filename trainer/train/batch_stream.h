@@ -1,9 +1,11 @@
 #pragma once
-// One rank's training batches in the order of the epoch plans (data parallelism's sharding): each
-// micro-step of the job takes the next `ranks` batches of the plan, rank r the r-th; an epoch's
-// last batches that cannot give every rank one are left for the next epoch's shuffle. The position
-// (epoch, batch in epoch) is what checkpoints store, so a resumed run sees exactly the batches an
-// uninterrupted one would.
+// One rank's training batches, in the order of the epoch plans, by global update (data
+// parallelism's sharding). An update takes the next `update_batches` batches of the plan, the same
+// ones whatever the number of ranks; rank r of N takes the r-th run of update_batches / N of them
+// as its accumulated micro-batches. So a run requeued on 1, 2 or 4 ranks sees the same data in the
+// same updates. An epoch's last batches that cannot fill an update are left for the next epoch's
+// shuffle. The position (epoch, batch in epoch) of the next update is what checkpoints store, so a
+// resumed run sees exactly the batches an uninterrupted one would.
 //
 // On CUDA each batch is built in pinned host memory and copied asynchronously; prefetch(), called
 // once the current batch's work is queued on the GPU, builds the next batch and queues its copy
@@ -20,7 +22,7 @@ namespace nmt::train {
 
 struct BatchPosition {
   std::int64_t epoch = 0;
-  std::int64_t batch_in_epoch = 0;  // index in that epoch's plan of this rank group's next batch
+  std::int64_t batch_in_epoch = 0;  // index in that epoch's plan of the next update's first batch
   bool operator==(const BatchPosition& o) const {
     return epoch == o.epoch && batch_in_epoch == o.batch_in_epoch;
   }
@@ -28,29 +30,45 @@ struct BatchPosition {
 
 class BatchStream {
  public:
-  BatchStream(const data::TokenBatcher& batcher, int rank, int ranks, c10::Device device);
+  // `update_batches` must be a multiple of `ranks` (std::invalid_argument otherwise).
+  BatchStream(const data::TokenBatcher& batcher, int rank, int ranks, std::int64_t update_batches,
+              c10::Device device);
 
-  // Where the next batch comes from; seek() moves there (a resumed run's checkpoint position).
-  BatchPosition position() const { return position_; }
-  void seek(const BatchPosition& position) { position_ = position; }
+  std::int64_t batches_per_rank() const { return per_rank_; }
+  // Where the next update starts; seek() moves there (a resumed run's checkpoint position). Only
+  // meaningful between updates (after batches_per_rank() calls of next()).
+  BatchPosition position() const { return cursor_.update; }
+  void seek(const BatchPosition& position) { cursor_ = {position, 0}; }
 
-  // This rank's batch at the position, on the device; moves the position on by one micro-step.
+  // This rank's next micro-batch, on the device; after the last of the update the position moves
+  // to the next update.
   data::Batch next();
+  // The index within its update (0 .. update_batches - 1, the same on any number of ranks) of the
+  // batch next() returned last: what seeds its dropout.
+  std::int64_t last_index_in_update() const { return last_index_; }
   // Prepares the batch next() will return, with its copy to the device queued.
   void prefetch();
 
  private:
+  struct Cursor {
+    BatchPosition update;
+    std::int64_t part = 0;  // this rank's micro-batch within the update
+    bool operator==(const Cursor& o) const { return update == o.update && part == o.part; }
+  };
   struct Prepared {
-    BatchPosition at, after;
+    Cursor at, after;
+    std::int64_t index_in_update = 0;
     data::Batch batch;
   };
-  Prepared prepare(BatchPosition at);
+  Prepared prepare(Cursor at);
   const data::BatchPlan& plan(std::int64_t epoch);
 
   const data::TokenBatcher& batcher_;
-  int rank_, ranks_;
+  int rank_;
+  std::int64_t update_batches_, per_rank_;
   c10::Device device_;
-  BatchPosition position_;
+  Cursor cursor_;
+  std::int64_t last_index_ = 0;
   std::optional<Prepared> ahead_;
   data::BatchPlan plan_;
   std::int64_t plan_epoch_ = -1;

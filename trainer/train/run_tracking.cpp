@@ -91,26 +91,33 @@ std::string query_escape(const std::string& text) {
 }  // namespace
 
 std::shared_ptr<tracker::TrackerClient> attach_tracker(const RunConfig& config,
+                                                       const std::string& run_dir,
                                                        const std::string& spool_dir) {
   const auto& t = config.tracker;
-  if (t.run_name.empty()) throw std::invalid_argument("tracker.run_name: needed to find the run");
+  const auto identity = read_run_identity(run_dir);
+  if (!identity) {
+    throw std::runtime_error(fmt::format(
+        "{}: no {} there, so no tracked run to record in (pass the training run's directory)",
+        run_dir, kRunIdentityFile));
+  }
   const auto options = client_options(t, spool_dir, 0);
   tracker::HttpClient http(tracker::parse_url(options.url), options.token,
                            std::chrono::seconds(10));
-  const auto response = http.request("GET", "/api/runs?experiment=" + query_escape(t.experiment));
+  const auto response = http.request("GET", "/api/runs?uid=" + query_escape(identity->uid));
   if (response.status != 200) {
-    throw std::runtime_error(fmt::format("tracker {}: listing experiment '{}' answered {}: {}",
-                                         options.url, t.experiment, response.status,
+    throw std::runtime_error(fmt::format("tracker {}: looking up run uid {} answered {}: {}",
+                                         options.url, identity->uid, response.status,
                                          response.body));
   }
   std::optional<std::int64_t> id;
   const auto listing = nlohmann::json::parse(response.body);  // outlives the loop below
   for (const auto& run : listing.at("runs")) {
-    if (run.at("name") == t.run_name) id = run.at("run_id").get<std::int64_t>();
+    if (run.value("uid", std::string()) == identity->uid) id = run.at("run_id").get<std::int64_t>();
   }
   if (!id) {
-    throw std::runtime_error(fmt::format("tracker {}: no run '{}' in experiment '{}'", options.url,
-                                         t.run_name, t.experiment));
+    throw std::runtime_error(fmt::format(
+        "tracker {}: no run with uid {} (from {}/{}): was the training run tracked by this daemon?",
+        options.url, identity->uid, run_dir, kRunIdentityFile));
   }
   auto client = std::make_shared<tracker::TrackerClient>(options);
   client->attach_run(*id);
@@ -120,12 +127,15 @@ std::shared_ptr<tracker::TrackerClient> attach_tracker(const RunConfig& config,
 std::shared_ptr<tracker::TrackerClient> connect_tracker(const RunConfig& config,
                                                         const std::string& run_dir,
                                                         std::int64_t parameter_count,
-                                                        const RunProvenance& provenance) {
+                                                        const RunProvenance& provenance,
+                                                        const RunIdentity& identity) {
   const auto& t = config.tracker;
   const auto options = client_options(t, run_dir, provenance.rank);
   auto client = std::make_shared<tracker::TrackerClient>(options);
   tracker::RunInfo info;
   info.experiment = t.experiment;
+  info.uid = identity.uid;
+  info.attempt = identity.attempt;
   info.name = !t.run_name.empty() ? t.run_name : std::filesystem::path(run_dir).filename().string();
   info.sweep = t.sweep;
   info.row_label = t.row_label;
@@ -139,8 +149,10 @@ std::shared_ptr<tracker::TrackerClient> connect_tracker(const RunConfig& config,
   info.slurm_array_id = provenance.slurm_array_id;
   info.params = flatten_params(config, parameter_count);
   const auto id = client->start_run(info);
-  if (id)
-    spdlog::info("tracker: run {} ({} / {}) at {}", *id, info.experiment, info.name, options.url);
+  if (id) {
+    spdlog::info("tracker: run {} ({} / {}, attempt {}) at {}", *id, info.experiment, info.name,
+                 identity.attempt, options.url);
+  }
   return client;
 }
 

@@ -10,6 +10,7 @@
 
 #include "tracker/client/tracker_client.h"
 #include "trainer/train/metrics_sink.h"
+#include "trainer/train/run_identity.h"
 #include "trainer/train_config.h"
 
 namespace nmt::train {
@@ -40,15 +41,19 @@ class TrackerMetricsSink : public MetricsSink {
 // model.parameter_count.
 nlohmann::json flatten_params(const RunConfig& config, std::int64_t parameter_count);
 
-// Creates the client and registers the run; the run name defaults to the run directory's name.
+// Creates the client and registers the run under `identity` (run_identity.h: a fresh run creates
+// a tracked run, a resumed one continues it as its next attempt); the run name defaults to the run
+// directory's name and is a label only, never a key.
 std::shared_ptr<tracker::TrackerClient> connect_tracker(const RunConfig& config,
                                                         const std::string& run_dir,
                                                         std::int64_t parameter_count,
-                                                        const RunProvenance& provenance);
+                                                        const RunProvenance& provenance,
+                                                        const RunIdentity& identity);
 
-// A client attached to the run that `config.tracker` names (experiment + run_name), which must
-// exist: for recording evaluations after training. Spools under `spool_dir`.
+// A client attached to the tracked run of `run_dir` (its run.json), which must exist: for
+// recording evaluations after training. Spools under `spool_dir`.
 std::shared_ptr<tracker::TrackerClient> attach_tracker(const RunConfig& config,
+                                                       const std::string& run_dir,
                                                        const std::string& spool_dir);
 
 }  // namespace nmt::train

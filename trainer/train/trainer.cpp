@@ -9,6 +9,7 @@
 #include <chrono>
 #include <cmath>
 #include <filesystem>
+#include <optional>
 
 #include "common/atomic_file.h"
 #include "common/progress.h"
@@ -44,10 +45,29 @@ double seconds_since(Clock::time_point start) {
 struct UpdateStats {
   at::Tensor loss_sum, nll_sum;  // 0-dim, this rank's batches
   std::int64_t tgt_tokens = 0, src_tokens = 0;
-  std::int64_t local_tokens = 0;    // source + target tokens of this rank's batches
-  double allreduce_seconds = 0.0;   // this rank's wait for the gradient all-reduce
-  bool checkpoint_by_time = false;  // rank 0's clock decides, so every rank agrees
+  std::int64_t local_tokens = 0;        // source + target tokens of this rank's batches
+  double allreduce_seconds = 0.0;       // this rank's wait for the gradient all-reduce
+  bool checkpoint_by_time = false;      // rank 0's clock decides, so every rank agrees
+  StopReason stop = StopReason::kNone;  // a stop signal on any rank: every rank stops here
 };
+
+// Dropout's seed for one micro-batch: a function of the run's seed, the update and the batch's
+// index within the update, so the masks are the same on any number of ranks and after a resume.
+std::uint64_t dropout_seed(std::uint64_t seed, std::int64_t step, std::int64_t index_in_update) {
+  std::uint64_t x = seed ^ (static_cast<std::uint64_t>(step) * 0x9e3779b97f4a7c15ull) ^
+                    (static_cast<std::uint64_t>(index_in_update) * 0xc2b2ae3d27d4eb4full);
+  // splitmix64's finalizer: nearby (step, index) pairs get unrelated seeds.
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+  return x ^ (x >> 31);
+}
+
+// A stop signal seen by any rank, agreed on in the update's collective (`votes`: ranks that saw
+// SIGTERM/SIGUSR1, ranks that saw SIGINT): a person's interrupt wins over preemption.
+StopReason agreed_stop(double preempted_votes, double interrupted_votes) {
+  if (interrupted_votes > 0) return StopReason::kInterrupted;
+  return preempted_votes > 0 ? StopReason::kPreempted : StopReason::kNone;
+}
 
 // The updates between two log steps: their tokens (all ranks; local_tokens this rank's) and time.
 struct LogWindow {
@@ -85,8 +105,11 @@ struct Trainer::Impl {
   Clock::time_point run_start = Clock::now();
   double elapsed_before = 0.0;  // training seconds of earlier processes (from the checkpoint)
 
+  std::function<StopReason()> stop_source;  // polled once per update
+
   void setup(const std::string& resume_from);
-  void choose_precision(const std::string& resume_from);
+  void choose_precision(const RunConfig* stored);
+  void choose_update_batches(const RunConfig* stored);
   void setup_data_parallel();
   UpdateStats update();
   double gradient_norm() const;
@@ -115,10 +138,14 @@ void Trainer::Impl::setup(const std::string& resume_from) {
         runtime::device_for_rank(comm.local_rank(), static_cast<int>(torch::cuda::device_count()));
   }
   if (device.is_cpu()) runtime::configure_cpu_threads(t.threads);
-  choose_precision(resume_from);
+  std::optional<RunConfig> stored;  // the config the resumed checkpoint was trained with
+  if (!resume_from.empty()) stored = checkpoint::read_checkpoint_config(resume_from);
+  choose_precision(stored ? &*stored : nullptr);
+  choose_update_batches(stored ? &*stored : nullptr);
   train_data = preprocess::ShardDataset::open(config.data.dir, config.data.train_split);
   train_batches = std::make_unique<data::TokenBatcher>(train_data, config.data, t.seed);
-  batches = std::make_unique<BatchStream>(*train_batches, comm.rank(), comm.size(), device);
+  batches = std::make_unique<BatchStream>(*train_batches, comm.rank(), comm.size(),
+                                          t.update_batches, device);
   if (!config.data.valid_split.empty()) {
     preprocess::DatasetOptions same_vocab;
     same_vocab.expect_vocab_sha256 = train_data.manifest().vocab_sha256;
@@ -148,10 +175,10 @@ void Trainer::Impl::setup(const std::string& resume_from) {
 // agree, so auto is bf16 only where every rank chose it). The resolved value replaces auto in the
 // run's config, hence in config.yaml and its checkpoints, and a resumed run asked for auto keeps
 // the precision its checkpoint was trained in rather than probing again.
-void Trainer::Impl::choose_precision(const std::string& resume_from) {
-  if (config.train.precision == runtime::Precision::kAuto && !resume_from.empty()) {
-    const auto stored = checkpoint::read_checkpoint_config(resume_from).train.precision;
-    if (stored != runtime::Precision::kAuto) config.train.precision = stored;
+void Trainer::Impl::choose_precision(const RunConfig* stored) {
+  if (config.train.precision == runtime::Precision::kAuto && stored != nullptr &&
+      stored->train.precision != runtime::Precision::kAuto) {
+    config.train.precision = stored->train.precision;
   }
   auto choice = runtime::resolve_precision(config.train.precision, device);
   if (comm.size() > 1 && config.train.precision == runtime::Precision::kAuto) {
@@ -170,6 +197,32 @@ void Trainer::Impl::choose_precision(const std::string& resume_from) {
   }
 }
 
+// How many batches one update takes over all ranks: the config's, else the resumed checkpoint's,
+// else (a fresh run) accumulation x ranks; fixed from then on, so a run resumed on another number
+// of ranks keeps its updates, and each rank accumulates its share.
+void Trainer::Impl::choose_update_batches(const RunConfig* stored) {
+  auto& t = config.train;
+  const std::int64_t ranks = comm.size();
+  if (t.update_batches == 0 && stored != nullptr) t.update_batches = stored->train.update_batches;
+  if (t.update_batches == 0) t.update_batches = t.accumulation * ranks;
+  if (stored != nullptr && stored->train.update_batches > 0 &&
+      stored->train.update_batches != t.update_batches && comm.is_root()) {
+    spdlog::warn("train.update_batches {} differs from the checkpoint's {}: updates change size",
+                 t.update_batches, stored->train.update_batches);
+  }
+  if (t.update_batches % ranks != 0) {
+    throw std::invalid_argument(fmt::format(
+        "train.update_batches: {} batches per update cannot be shared by {} ranks; use a number "
+        "of ranks that divides it",
+        t.update_batches, ranks));
+  }
+  t.accumulation = t.update_batches / ranks;
+  if (comm.is_root()) {
+    spdlog::info("{} batches per update ({} per rank on {} rank(s))", t.update_batches,
+                 t.accumulation, ranks);
+  }
+}
+
 // One update. Nothing in it reads a value back from the device except the fp16 scaler's one
 // finite check: the losses stay on the device until a log step reads them (read_losses), token
 // counts come from the host batches, clipping and Adam run as device kernels.
@@ -180,6 +233,8 @@ UpdateStats Trainer::Impl::update() {
   adam->zero_grad();
   for (std::int64_t a = 0; a < t.accumulation; ++a) {
     const auto batch = batches->next();
+    runtime::seed_generator(device,
+                            dropout_seed(t.seed, state.step + 1, batches->last_index_in_update()));
     optim::LossTerms terms;
     {
       runtime::AutocastScope autocast(precision, device);
@@ -198,17 +253,21 @@ UpdateStats Trainer::Impl::update() {
     u.src_tokens += batch.src_tokens;
   }
   u.local_tokens = u.src_tokens + u.tgt_tokens;
+  u.stop = stop_source ? stop_source() : StopReason::kNone;
   if (reducer) {
     comm.take_wait_seconds();
     reducer->finish();
     u.allreduce_seconds = comm.take_wait_seconds();
     const bool by_time = comm.is_root() && checkpoints->time_is_up();
     std::vector<double> sums = {static_cast<double>(u.tgt_tokens),
-                                static_cast<double>(u.src_tokens), by_time ? 1.0 : 0.0};
+                                static_cast<double>(u.src_tokens), by_time ? 1.0 : 0.0,
+                                u.stop == StopReason::kPreempted ? 1.0 : 0.0,
+                                u.stop == StopReason::kInterrupted ? 1.0 : 0.0};
     comm.allreduce_sum(sums);
     u.tgt_tokens = static_cast<std::int64_t>(sums[0]);
     u.src_tokens = static_cast<std::int64_t>(sums[1]);
     u.checkpoint_by_time = sums[2] > 0;
+    u.stop = agreed_stop(sums[3], sums[4]);
   }
   // Token-averaged gradients: the update's loss is the mean over all its target tokens (of all
   // ranks: the reducer left the sum over ranks in .grad). The division shares the scaler's pass.
@@ -352,12 +411,13 @@ void Trainer::Impl::log_validation_bleu() {
                t.valid_bleu_beam == 1 ? "greedy" : fmt::format("beam {}", t.valid_bleu_beam));
 }
 
-// A periodic checkpoint by steps or minutes, and always the last one. Returns whether one was
-// saved.
+// A periodic checkpoint by steps or minutes, and always the last one (the last step, early
+// stopping, a stop signal). Returns whether one was saved.
 bool Trainer::Impl::maybe_checkpoint(const UpdateStats& u, const TrainResult& result) {
   const std::int64_t step = state.step;
   const bool by_time = comm.size() > 1 ? u.checkpoint_by_time : checkpoints->time_is_up();
-  if (!checkpoints->due(step, by_time, result.early_stopped)) return false;
+  const bool ending = result.early_stopped || u.stop != StopReason::kNone;
+  if (!checkpoints->due(step, by_time, ending)) return false;
   save(checkpoint::checkpoint_path(run_dir, step));
   if (comm.is_root()) checkpoint::prune_checkpoints(run_dir, config.checkpoint.keep_last);
   checkpoints->saved();
@@ -373,16 +433,20 @@ void Trainer::Impl::after_update(const UpdateStats& u, double step_seconds, Prog
   allreduce_seconds += u.allreduce_seconds;
   step_seconds_total += step_seconds;
   window.add(u, step_seconds);
-  if (step % t.log_every == 0 || last) {
+  // The last update is always logged, also when a stop signal makes it the last of this process.
+  if (step % t.log_every == 0 || last || u.stop != StopReason::kNone) {
     log_update(u, window, result);
     window = LogWindow();
   }
   if (comm.is_root()) {
     progress.update(step, static_cast<double>(step) / static_cast<double>(t.max_steps));
   }
+  // Validation perplexity runs on a stop step too: it feeds the best checkpoint and early
+  // stopping, which a resumed run must continue exactly. BLEU (a metric only, and slow) does not.
+  const bool stopping = u.stop != StopReason::kNone;
   bool root_worked = false;  // rank 0 wrote or decoded alone; the others wait for it below
   if (valid_batches && due(t.validate_every)) root_worked |= validate_and_keep_best(result);
-  if (valid_batches && due(t.valid_bleu_every)) {
+  if (valid_batches && due(t.valid_bleu_every) && !stopping) {
     log_validation_bleu();
     root_worked = true;
   }
@@ -392,10 +456,18 @@ void Trainer::Impl::after_update(const UpdateStats& u, double step_seconds, Prog
     comm.barrier();
   }
   sink->flush();
+  if (stopping) {
+    result.stopped = u.stop;
+    if (comm.is_root()) {
+      spdlog::warn("stop signal ({}): stopped after step {} with a checkpoint; --resume continues",
+                   stop_reason_name(u.stop), step);
+    }
+  }
 }
 
 // The ranks become one data-parallel job: hang detection on, rank 0's parameters everywhere
-// (checked), a dropout stream of its own per rank, and the gradient reducer.
+// (checked), and the gradient reducer. (Dropout needs nothing per rank: each micro-batch seeds it
+// from its place in the update.)
 void Trainer::Impl::setup_data_parallel() {
   if (comm.size() == 1) return;
   const auto& d = config.dist;
@@ -407,8 +479,6 @@ void Trainer::Impl::setup_data_parallel() {
   for (const auto& b : model->buffers()) tensors.push_back(b);
   dist::broadcast_tensors(tensors, comm);
   dist::verify_replicas(tensors, comm);
-  torch::manual_seed(config.train.seed + 1000003ull * static_cast<std::uint64_t>(comm.rank()) +
-                     static_cast<std::uint64_t>(state.step));
   dist::ReducerOptions options;
   options.bucket_mb = d.bucket_mb;
   options.overlap = d.overlap;
@@ -451,6 +521,10 @@ Trainer::Trainer(RunConfig config, std::string run_dir, std::shared_ptr<MetricsS
 
 Trainer::~Trainer() = default;
 
+void Trainer::set_stop_source(std::function<StopReason()> poll) {
+  impl_->stop_source = std::move(poll);
+}
+
 TrainResult Trainer::run(bool resume) {
   auto& m = *impl_;
   const auto existing = checkpoint::list_checkpoints(m.run_dir);
@@ -458,8 +532,10 @@ TrainResult Trainer::run(bool resume) {
   if (resume && !existing.empty()) {
     m.state = checkpoint::load_checkpoint(existing.back(), *m.model, &m.adam->state(), m.config);
     m.batches->seek({m.state.epoch, m.state.batch_in_epoch});
-    spdlog::info("resumed from {} at step {} (epoch {}, batch {})", existing.back(), m.state.step,
-                 m.state.epoch, m.state.batch_in_epoch);
+    if (m.comm.is_root()) {
+      spdlog::info("resumed from {} at step {} (epoch {}, batch {})", existing.back(), m.state.step,
+                   m.state.epoch, m.state.batch_in_epoch);
+    }
   } else if (!existing.empty()) {
     throw std::runtime_error(m.run_dir +
                              " already holds checkpoints: pass --resume to continue it, "
@@ -474,12 +550,19 @@ TrainResult Trainer::run(bool resume) {
   for (const auto& p : m.model->parameters()) result.parameters += p.numel();
   spdlog::info("model: {} parameters on {}", result.parameters, runtime::describe_device(m.device));
   m.model->train();
-  ProgressMeter progress("train", "steps", 30.0);
-  const auto start = Clock::now();
+  const auto& t = m.config.train;
   const std::int64_t first_step = m.state.step;
+  ProgressMeter progress("train", "steps", 30.0);
+  // Rate and ETA from this process's steps and time: a resumed run starts part-way.
+  progress.start_at(first_step, static_cast<double>(first_step) / static_cast<double>(t.max_steps));
+  if (first_step >= t.max_steps && m.comm.is_root()) {
+    spdlog::info("the run already reached train.max_steps {}: nothing to train", t.max_steps);
+  }
+  const auto start = Clock::now();
   m.run_start = start;
   m.elapsed_before = m.state.elapsed_seconds;
-  while (m.state.step < m.config.train.max_steps && !result.early_stopped) {
+  while (m.state.step < t.max_steps && !result.early_stopped &&
+         result.stopped == StopReason::kNone) {
     const auto step_start = Clock::now();
     const auto u = m.update();
     m.after_update(u, seconds_since(step_start), progress, result);
@@ -488,8 +571,9 @@ TrainResult Trainer::run(bool resume) {
   result.allreduce_fraction =
       m.step_seconds_total > 0 ? m.allreduce_seconds / m.step_seconds_total : 0.0;
   result.steps = m.state.step;
+  result.steps_this_process = m.state.step - first_step;
   result.best_valid_nll = m.state.best_valid_nll;
-  if (m.comm.is_root()) progress.finish(m.state.step - first_step);  // this process's steps
+  if (m.comm.is_root() && result.steps_this_process > 0) progress.finish(m.state.step);
   return result;
 }
 

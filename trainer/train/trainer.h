@@ -3,16 +3,21 @@
 // schedule, label-smoothed loss, gradient accumulation to reach the paper's ~25k tokens per
 // update, periodic validation and checkpoints, and exact resume from the newest checkpoint.
 // One update:
-//   for each of `accumulation` batches: loss = smoothed CE summed over tokens; backward
+//   for each of this rank's `accumulation` batches: loss = smoothed CE summed over tokens; backward
 //   gradients summed over ranks (data parallelism), /= target tokens of the update on all ranks;
 //   optional clipping; lr = noam(step); Adam step
 // Data parallelism: every rank holds a replica (rank 0's initial parameters, broadcast and
-// checked), takes its own share of each epoch's batches (batch rank, rank + N, ...), and applies
-// the same reduced update. Rank 0 alone writes checkpoints and metrics.
+// checked), takes its share of each update's batches (train.update_batches, the same batches on
+// any number of ranks; batch_stream.h), and applies the same reduced update. Dropout is seeded per
+// micro-batch from (seed, step, index in the update), so the masks do not depend on the rank
+// either: a run resumed on a different number of ranks continues as the uninterrupted run would.
+// Rank 0 alone writes checkpoints and metrics.
 
+#include <functional>
 #include <memory>
 #include <string>
 
+#include "common/stop_signals.h"
 #include "preprocess/shard_format.h"
 #include "trainer/checkpoint/checkpoint.h"
 #include "trainer/dist/communicator.h"
@@ -22,14 +27,16 @@
 namespace nmt::train {
 
 struct TrainResult {
-  std::int64_t steps = 0;
-  double best_valid_nll = 0.0;      // per target token
-  double last_train_loss = 0.0;     // smoothed, per target token, of the last logged update
-                                    // (the last step is always logged)
-  double seconds = 0.0;             // training time of this process
-  double allreduce_fraction = 0.0;  // of step time spent waiting on gradient all-reduces
+  std::int64_t steps = 0;               // the run's step count at the end
+  std::int64_t steps_this_process = 0;  // of them, the ones this process trained (after a resume)
+  double best_valid_nll = 0.0;          // per target token
+  double last_train_loss = 0.0;         // smoothed, per target token, of the last logged update
+                                        // (the last step is always logged)
+  double seconds = 0.0;                 // training time of this process
+  double allreduce_fraction = 0.0;      // of step time spent waiting on gradient all-reduces
   std::int64_t parameters = 0;
   bool early_stopped = false;
+  StopReason stopped = StopReason::kNone;  // a stop signal ended it early, after a checkpoint
 };
 
 class Trainer {
@@ -43,6 +50,11 @@ class Trainer {
   // Trains to config.train.max_steps. With `resume`, continues from the newest checkpoint of
   // run_dir (bit-identical to an uninterrupted run on CPU); without, run_dir must hold none.
   TrainResult run(bool resume);
+
+  // Polled once per update on every rank (nmt-train: StopSignals::requested). When any rank
+  // answers other than kNone, every rank finishes that update, rank 0 writes a checkpoint, and
+  // run() returns with `stopped` set.
+  void set_stop_source(std::function<StopReason()> poll);
 
  private:
   struct Impl;

@@ -1,0 +1,41 @@
+#pragma once
+// Graceful stop on the signals a cluster sends. Slurm's scancel, preemption and `scontrol requeue`
+// send SIGTERM (then SIGKILL after KillWait); a batch script's time-limit warning arrives as
+// SIGUSR1 (`--signal=B:USR1@180`, forwarded by the script); mpirun forwards SIGUSR1/SIGUSR2 but
+// kills its ranks on SIGTERM, so jobs/train_mpirun.sh turns TERM into USR1 and INT into USR2.
+// The handlers only record the request; long work polls requested() at a safe boundary (nmt-train:
+// the end of an update), saves what it must and exits with exit_code(). A second signal while a
+// stop is pending ends the process at once (exit 128 + signal), for a user who will not wait.
+
+namespace nmt {
+
+enum class StopReason {
+  kNone,
+  kPreempted,    // SIGTERM, SIGUSR1: the job will be resumed (requeue, time limit, preemption)
+  kInterrupted,  // SIGINT (Ctrl-C), SIGUSR2: a person stopped it
+};
+
+// Documented exit codes of a graceful stop (README, docs/slurm.md).
+constexpr int kExitPreempted = 75;                // EX_TEMPFAIL: state saved, resume with --resume
+constexpr int kExitInterrupted = 130;             // the shell's code for SIGINT: state saved
+int exit_code(StopReason reason);                 // 0 for kNone
+const char* stop_reason_name(StopReason reason);  // "none", "preempted", "interrupted"
+
+// Installs the handlers for SIGTERM, SIGINT, SIGUSR1 and SIGUSR2 while alive and restores the
+// previous ones on destruction. One instance per process at a time.
+class StopSignals {
+ public:
+  StopSignals();
+  ~StopSignals();
+  StopSignals(const StopSignals&) = delete;
+  StopSignals& operator=(const StopSignals&) = delete;
+
+  // What the first signal asked for (kNone before any); async-signal-safe state, cheap to poll.
+  static StopReason requested();
+  // That signal's number (0 before any), for the log line.
+  static int signal_number();
+  // Forgets a request (tests).
+  static void clear();
+};
+
+}  // namespace nmt

@@ -1,0 +1,60 @@
+#include "trainer/train/run_identity.h"
+
+#include <fmt/format.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "common/atomic_file.h"
+#include "tracker/client/tracker_client.h"
+
+namespace nmt::train {
+namespace {
+
+std::string identity_path(const std::string& run_dir) {
+  return (std::filesystem::path(run_dir) / kRunIdentityFile).string();
+}
+
+}  // namespace
+
+std::optional<RunIdentity> read_run_identity(const std::string& run_dir) {
+  const auto path = identity_path(run_dir);
+  std::ifstream in(path);
+  if (!in) return std::nullopt;
+  std::stringstream text;
+  text << in.rdbuf();
+  RunIdentity identity;
+  try {
+    const auto json = nlohmann::json::parse(text.str());
+    identity.uid = json.at("uid").get<std::string>();
+    identity.attempt = json.at("attempt").get<int>();
+  } catch (const std::exception& e) {
+    throw std::runtime_error(fmt::format(
+        "{}: not a run identity ({}); delete it to register the run as a new one", path, e.what()));
+  }
+  if (!tracker::is_valid_run_uid(identity.uid) || identity.attempt < 1) {
+    throw std::runtime_error(fmt::format(
+        "{}: uid '{}' or attempt {} is invalid (uid: 8-64 of [A-Za-z0-9_-], attempt >= 1)", path,
+        identity.uid, identity.attempt));
+  }
+  return identity;
+}
+
+RunIdentity next_run_identity(const std::string& run_dir, bool resume) {
+  if (resume) {
+    if (auto stored = read_run_identity(run_dir)) {
+      ++stored->attempt;
+      return *stored;
+    }
+  }
+  return RunIdentity{tracker::generate_run_uid(), 1};
+}
+
+void write_run_identity(const std::string& run_dir, const RunIdentity& identity) {
+  const nlohmann::json json = {{"uid", identity.uid}, {"attempt", identity.attempt}};
+  write_file_atomically(identity_path(run_dir), json.dump(2) + "\n");
+}
+
+}  // namespace nmt::train

@@ -1,0 +1,31 @@
+#pragma once
+// Which tracked run a run directory is. A fresh training run draws a random uid and writes it to
+// RUN_DIR/run.json with attempt 1; `--resume` of that directory reuses the uid with attempt + 1, so
+// the tracker continues the same run (a requeued Slurm job, a restart after preemption). Nothing
+// else identifies a run: two run directories never share a tracked run, whatever their names, and
+// nmt-evaluate --record finds the run through the same file.
+
+#include <optional>
+#include <string>
+
+namespace nmt::train {
+
+inline constexpr const char* kRunIdentityFile = "run.json";
+
+struct RunIdentity {
+  std::string uid;  // tracker::generate_run_uid(): 32 hex digits
+  int attempt = 1;  // 1 for the fresh run, +1 per resume
+};
+
+// RUN_DIR/run.json, or nullopt when there is none. Throws std::runtime_error naming the file when
+// it exists but is not a valid identity.
+std::optional<RunIdentity> read_run_identity(const std::string& run_dir);
+
+// The identity this process runs under: the stored one with attempt + 1 when resuming a directory
+// that has one, else a new uid with attempt 1. Does not write it.
+RunIdentity next_run_identity(const std::string& run_dir, bool resume);
+
+// Writes RUN_DIR/run.json atomically.
+void write_run_identity(const std::string& run_dir, const RunIdentity& identity);
+
+}  // namespace nmt::train
