@@ -27,12 +27,17 @@ struct Options {
 };
 
 // The training run directory a checkpoint belongs to: RUN/checkpoints/step-N.h5 -> RUN; another
-// file (an average written into RUN) -> its folder.
+// file (an average) -> its folder, or that folder's train/ when only that has a run.json (the
+// quickstart's and nmt-sweep's DIR/averaged.h5 beside DIR/train).
 std::string run_dir_of(const Options& o) {
+  namespace fs = std::filesystem;
   if (!o.run_dir.empty()) return o.run_dir;
-  const auto folder = std::filesystem::path(o.checkpoint).parent_path();
+  auto folder = fs::path(o.checkpoint).parent_path();
+  if (folder.empty()) folder = ".";
   if (folder.filename() == "checkpoints") return folder.parent_path().string();
-  return folder.empty() ? std::string(".") : folder.string();
+  const bool beside_train = !fs::exists(folder / nmt::train::kRunIdentityFile) &&
+                            fs::exists(folder / "train" / nmt::train::kRunIdentityFile);
+  return (beside_train ? folder / "train" : folder).string();
 }
 
 int evaluate(const Options& o) {
@@ -64,7 +69,11 @@ int evaluate(const Options& o) {
 
   if (o.record) {
     const auto run_dir = run_dir_of(o);
-    const auto tracker = nmt::train::attach_tracker(config, run_dir, run_dir);
+    // Its own spool, beside the checkpoint: the run directory's belongs to a training that may
+    // still be running.
+    const auto beside = std::filesystem::path(o.checkpoint).parent_path();
+    const auto tracker =
+        nmt::train::attach_tracker(config, run_dir, beside.empty() ? "." : beside.string());
     nmt::tracker::EvalRecord eval;
     eval.split = o.split;
     eval.step = state.step;

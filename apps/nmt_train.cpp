@@ -85,26 +85,26 @@ int train(nmt::RunConfig config, const Options& o, const nmt::dist::Communicator
   std::string run_dir = o.run_dir.empty() ? default_run_dir() : o.run_dir;
   world.broadcast(run_dir);  // a default name has rank 0's timestamp
   // A refused start must change nothing: not the run directory, not the tracker.
-  if (!o.resume && !nmt::checkpoint::list_checkpoints(run_dir).empty()) {
-    throw std::runtime_error(run_dir +
-                             " already holds checkpoints: pass --resume to continue it, "
-                             "or choose another --run-dir");
-  }
+  nmt::checkpoint::refuse_fresh_start_over_checkpoints(run_dir, o.resume);
   // Rank 0 alone writes metrics and talks to the tracker; the others' sink discards.
   auto sink = std::make_shared<nmt::train::FanoutMetricsSink>();
   std::shared_ptr<nmt::tracker::TrackerClient> tracker;
+  nmt::train::Trainer trainer(config, run_dir, sink, world);
   if (world.is_root()) {
     std::filesystem::create_directories(run_dir);
     sink->add(std::make_shared<nmt::train::JsonlMetricsSink>(run_dir + "/metrics.jsonl"));
     const auto identity = nmt::train::next_run_identity(run_dir, o.resume);
     nmt::train::write_run_identity(run_dir, identity);
+    // Registered once the trainer is set up, with the resolved config (precision, update size).
     if (config.tracker.enabled()) {
-      tracker = nmt::train::connect_tracker(
-          config, run_dir, config.model.expected_parameter_count(), provenance(world), identity);
-      sink->add(std::make_shared<nmt::train::TrackerMetricsSink>(tracker));
+      trainer.set_on_start([&, identity](const nmt::RunConfig& resolved) {
+        tracker = nmt::train::connect_tracker(resolved, run_dir,
+                                              resolved.model.expected_parameter_count(),
+                                              provenance(world), identity);
+        sink->add(std::make_shared<nmt::train::TrackerMetricsSink>(tracker));
+      });
     }
   }
-  nmt::train::Trainer trainer(config, run_dir, sink, world);
   // From here SIGTERM/SIGINT/SIGUSR1 stop at the next update boundary, with a checkpoint.
   nmt::StopSignals signals;
   trainer.set_stop_source(&nmt::StopSignals::requested);

@@ -26,7 +26,8 @@ fi
 # in the terminal reaches this script only) and this script passes TERM on as USR1 (nmt-train:
 # checkpoint, exit 75, "preempted") and INT as USR2 (checkpoint, exit 130, "killed"). A second
 # signal is passed on too: nmt-train then exits at once.
-forward() { kill -s "$1" "$pid" 2> /dev/null || true; }
+pid=''
+forward() { [[ -n "$pid" ]] && kill -s "$1" "$pid" 2> /dev/null || true; }
 trap 'forward USR1' TERM USR1
 trap 'forward USR2' INT USR2
 # Threads, not cores, are the unit here: leave binding to the threads the ranks start.
@@ -34,9 +35,9 @@ trap 'forward USR2' INT USR2
 setsid mpirun -np "$ranks" --oversubscribe --bind-to none ${NMT_MPIRUN_ARGS:-} \
   "$bin/nmt-train" --threads "$threads" "$@" &
 pid=$!
+# A trapped signal interrupts wait (with 128 + signal); wait again until mpirun has ended, then
+# take its own status.
+while kill -0 "$pid" 2> /dev/null; do wait "$pid" || true; done
 status=0
-while :; do  # a trapped signal interrupts wait; wait again until mpirun has ended
-  wait "$pid" && status=0 || status=$?
-  kill -0 "$pid" 2> /dev/null || break
-done
+wait "$pid" || status=$?
 exit "$status"

@@ -7,6 +7,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include "common/stop_signals.h"
+
 namespace nmt::sweep {
 namespace {
 
@@ -77,7 +79,7 @@ int SignalRelay::stop_signal() const {
 int SignalRelay::exit_code() const {
   const int signo = g_first.load();
   if (signo == 0) return 0;
-  return signo == SIGINT ? 130 : 75;
+  return signo == SIGINT ? kExitInterrupted : kExitPreempted;
 }
 
 }  // namespace nmt::sweep

@@ -123,4 +123,22 @@ sweep_pid=
 [[ $status -eq 75 ]] || { cat "$work/stopped.log"; echo "FAIL: nmt-sweep exit $status after SIGTERM, not 75"; exit 1; }
 grep -q 'stopped (preempted' "$work/stopped/00-base/log.txt" || { tail "$work/stopped/00-base/log.txt"; echo "FAIL: row 0 did not checkpoint"; exit 1; }
 [[ ! -e "$work/stopped/01-A" ]] || { echo "FAIL: row 1 started after the stop"; exit 1; }
+
+# 5. Ctrl-C: SIGINT to the whole foreground process group, as a terminal sends it. The rows run in
+# their own group, so they get the stop once (through nmt-sweep) and still checkpoint.
+write_spec interrupted 4000
+set -m  # the sweep as a job of its own: its own process group, SIGINT not ignored
+"${sweep[@]}" --spec "$work/interrupted.yaml" --sweep-dir "$work/interrupted" > "$work/interrupted.log" 2>&1 &
+sweep_pid=$!
+set +m
+for _ in $(seq 1 600); do
+  grep -qs '"step": 20,' "$work/interrupted/00-base/train/metrics.jsonl" && break
+  sleep 0.1
+done
+kill -INT -- "-$sweep_pid"
+status=0
+wait "$sweep_pid" || status=$?
+sweep_pid=
+[[ $status -eq 130 ]] || { cat "$work/interrupted.log"; echo "FAIL: nmt-sweep exit $status after Ctrl-C, not 130"; exit 1; }
+grep -q 'stopped (interrupted' "$work/interrupted/00-base/log.txt" || { tail "$work/interrupted/00-base/log.txt"; echo "FAIL: row 0 did not checkpoint on Ctrl-C"; exit 1; }
 echo "ok"

@@ -127,5 +127,9 @@ uid=$(uid_of "$run")
 [[ $(run_of "$uid" status) == killed && $(run_of "$uid" world_size) -eq 2 ]] ||
   fail "2 ranks: status $(run_of "$uid" status), world size $(run_of "$uid" world_size)"
 ls "$run/checkpoints" | grep -q '^step-' || fail "2 ranks: no checkpoint"
+# The tracker has the resolved config: 2 batches per update (1 per rank), a concrete precision.
+params="/api/runs/$(run_of "$uid" run_id)"
+[[ $(query "$params" "j['params']['train.update_batches']") == 2 &&
+  $(query "$params" "j['params']['train.precision']") != auto ]] || fail "unresolved params tracked"
 echo "2 ranks, SIGINT: exit 130, killed, world size 2, checkpoint $(ls "$run/checkpoints" | tail -1)"
 echo ok

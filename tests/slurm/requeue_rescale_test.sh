@@ -8,7 +8,7 @@ set -euo pipefail
 # shellcheck source=tests/slurm/slurm_test_lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/slurm_test_lib.sh"
 slurm_test_init "$@"
-steps=200
+steps=600  # long enough that the stop lands before the end on a loaded machine
 final=$(printf 'checkpoints/step-%08d.h5' "$steps")
 tiny_config "$work/tiny.yaml" "$steps"
 

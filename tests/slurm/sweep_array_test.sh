@@ -34,8 +34,7 @@ job=$(sed -n 's/^Submitted batch job \([0-9]*\).*/\1/p' "$work/submit.txt")
 [[ -n "$job" ]] || fail "no job id from sbatch"
 slurm_jobs+=("$job")
 for task in 0 1 2; do wait_job_state "${job}_$task" COMPLETED 150; done
-grep -q -- '--device cpu' "$work/sweep/00-base/log.txt" 2> /dev/null ||
-  grep -rq 'cpu' "$work/sweep/00-base/eval.json" || true
+grep -q -- "--device 'cpu'" "$work/sweep.sbatch" || fail "the rows are not given their device"
 for row in 00-base 01-A 02-C; do [[ -f "$work/sweep/$row/eval.json" ]] || fail "row $row not scored"; done
 "$bin/nmt-tracker" --port-file "$work/tracker.port" table --sweep slurm-micro --format csv |
   tee "$work/table.csv"

@@ -224,6 +224,13 @@ std::vector<std::string> list_checkpoints(const std::string& run_dir) {
   return found;
 }
 
+void refuse_fresh_start_over_checkpoints(const std::string& run_dir, bool resume) {
+  if (resume || list_checkpoints(run_dir).empty()) return;
+  throw std::runtime_error(run_dir +
+                           " already holds checkpoints: pass --resume to continue it, or choose "
+                           "another --run-dir");
+}
+
 void prune_checkpoints(const std::string& run_dir, std::int64_t keep) {
   auto all = list_checkpoints(run_dir);
   for (std::size_t i = 0; i + static_cast<std::size_t>(keep) < all.size(); ++i) fs::remove(all[i]);

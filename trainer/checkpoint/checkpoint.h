@@ -1,10 +1,12 @@
 #pragma once
 // The checkpoint format, defined here only (writer and reader). One HDF5 file, readable by h5py:
-//   /model/<state-dict name>          float32, the parameter's shape
-//   ("encoder.layers.0.ffn.linear1.weight") /optimizer/<name>/exp_avg         float32, Adam's first
-//   moment (absent in averaged checkpoints) /optimizer/<name>/exp_avg_sq      float32, Adam's
-//   second moment /rng/cpu, /rng/cuda               uint8, generator states (dropout), so resume is
-//   exact attributes on "/": format "nmt-checkpoint", format_version, step, epoch, batch_in_epoch,
+//   /model/<state-dict name>            float32, the parameter's shape
+//                                       ("encoder.layers.0.ffn.linear1.weight")
+//   /optimizer/<name>/exp_avg           float32, Adam's first moment (absent in averages)
+//   /optimizer/<name>/exp_avg_sq        float32, Adam's second moment
+//   /rng/cpu, /rng/cuda                 uint8, generator states (restored; training no longer
+//                                       needs them: dropout is seeded per micro-batch)
+//   attributes on "/": format "nmt-checkpoint", format_version, step, epoch, batch_in_epoch,
 //   optimizer_step, best_valid_nll, validations_without_improvement, elapsed_seconds,
 //   averaged_from (0, or how many checkpoints were averaged), config (the resolved YAML)
 // Written to a temporary file, fsynced and renamed: a checkpoint is complete or absent.
@@ -24,11 +26,12 @@ namespace nmt::checkpoint {
 inline constexpr const char* kCheckpointFormat = "nmt-checkpoint";
 inline constexpr std::int64_t kCheckpointFormatVersion = 1;
 
-// Where training stands; with the parameters, optimizer and RNG it is everything resume needs.
+// Where training stands; with the parameters, the optimizer and the config (its update size and
+// seed) it is everything an exact resume needs.
 struct TrainingState {
   std::int64_t step = 0;            // parameter updates done
-  std::int64_t epoch = 0;           // epoch of the next batch
-  std::int64_t batch_in_epoch = 0;  // index of the next batch in that epoch's plan
+  std::int64_t epoch = 0;           // epoch of the next update's first batch
+  std::int64_t batch_in_epoch = 0;  // its index in that epoch's plan
   double best_valid_nll = std::numeric_limits<double>::infinity();  // per target token
   std::int64_t validations_without_improvement = 0;
   double elapsed_seconds = 0.0;    // training time before this checkpoint
@@ -52,6 +55,9 @@ TrainingState load_checkpoint(const std::string& path, torch::nn::Module& model,
 
 // The step checkpoints of a run directory's checkpoints/ folder, oldest first.
 std::vector<std::string> list_checkpoints(const std::string& run_dir);
+// A fresh start (not `resume`) in a run directory that holds step checkpoints: an
+// std::runtime_error saying to pass --resume or choose another directory.
+void refuse_fresh_start_over_checkpoints(const std::string& run_dir, bool resume);
 std::string checkpoint_path(const std::string& run_dir, std::int64_t step);
 // Deletes all but the newest `keep` step checkpoints.
 void prune_checkpoints(const std::string& run_dir, std::int64_t keep);

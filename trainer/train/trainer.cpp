@@ -105,7 +105,8 @@ struct Trainer::Impl {
   Clock::time_point run_start = Clock::now();
   double elapsed_before = 0.0;  // training seconds of earlier processes (from the checkpoint)
 
-  std::function<StopReason()> stop_source;  // polled once per update
+  std::function<StopReason()> stop_source;         // polled once per update
+  std::function<void(const RunConfig&)> on_start;  // with the resolved config, before step one
 
   void setup(const std::string& resume_from);
   void choose_precision(const RunConfig* stored);
@@ -203,10 +204,23 @@ void Trainer::Impl::choose_precision(const RunConfig* stored) {
 void Trainer::Impl::choose_update_batches(const RunConfig* stored) {
   auto& t = config.train;
   const std::int64_t ranks = comm.size();
+  const bool root = comm.is_root();
   if (t.update_batches == 0 && stored != nullptr) t.update_batches = stored->train.update_batches;
-  if (t.update_batches == 0) t.update_batches = t.accumulation * ranks;
+  if (t.update_batches == 0) {
+    t.update_batches = t.accumulation * ranks;
+    if (stored != nullptr && root) {
+      spdlog::warn(
+          "the checkpoint predates train.update_batches: assuming {} batches per update "
+          "(train.accumulation {} x {} ranks); if it was trained on another number of ranks, set "
+          "train.update_batches to its ranks x accumulation to keep its update size",
+          t.update_batches, t.accumulation, ranks);
+    }
+  } else if (t.accumulation != 1 && t.accumulation * ranks != t.update_batches && root) {
+    spdlog::warn("train.accumulation {} is replaced by train.update_batches {} over {} rank(s)",
+                 t.accumulation, t.update_batches, ranks);
+  }
   if (stored != nullptr && stored->train.update_batches > 0 &&
-      stored->train.update_batches != t.update_batches && comm.is_root()) {
+      stored->train.update_batches != t.update_batches && root) {
     spdlog::warn("train.update_batches {} differs from the checkpoint's {}: updates change size",
                  t.update_batches, stored->train.update_batches);
   }
@@ -456,7 +470,8 @@ void Trainer::Impl::after_update(const UpdateStats& u, double step_seconds, Prog
     comm.barrier();
   }
   sink->flush();
-  if (stopping) {
+  // A stop that came with the last update (or an early stop) changes nothing: the run finished.
+  if (stopping && step < t.max_steps && !result.early_stopped) {
     result.stopped = u.stop;
     if (comm.is_root()) {
       spdlog::warn("stop signal ({}): stopped after step {} with a checkpoint; --resume continues",
@@ -525,8 +540,13 @@ void Trainer::set_stop_source(std::function<StopReason()> poll) {
   impl_->stop_source = std::move(poll);
 }
 
+void Trainer::set_on_start(std::function<void(const RunConfig&)> on_start) {
+  impl_->on_start = std::move(on_start);
+}
+
 TrainResult Trainer::run(bool resume) {
   auto& m = *impl_;
+  checkpoint::refuse_fresh_start_over_checkpoints(m.run_dir, resume);
   const auto existing = checkpoint::list_checkpoints(m.run_dir);
   m.setup(resume && !existing.empty() ? existing.back() : std::string());
   if (resume && !existing.empty()) {
@@ -536,16 +556,13 @@ TrainResult Trainer::run(bool resume) {
       spdlog::info("resumed from {} at step {} (epoch {}, batch {})", existing.back(), m.state.step,
                    m.state.epoch, m.state.batch_in_epoch);
     }
-  } else if (!existing.empty()) {
-    throw std::runtime_error(m.run_dir +
-                             " already holds checkpoints: pass --resume to continue it, "
-                             "or choose another --run-dir");
   }
   m.setup_data_parallel();
   if (m.comm.is_root()) {
     fs::create_directories(m.run_dir);
     write_file_atomically((fs::path(m.run_dir) / "config.yaml").string(), to_yaml(m.config));
   }
+  if (m.on_start) m.on_start(m.config);
   TrainResult result;
   for (const auto& p : m.model->parameters()) result.parameters += p.numel();
   spdlog::info("model: {} parameters on {}", result.parameters, runtime::describe_device(m.device));

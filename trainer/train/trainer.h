@@ -55,6 +55,10 @@ class Trainer {
   // answers other than kNone, every rank finishes that update, rank 0 writes a checkpoint, and
   // run() returns with `stopped` set.
   void set_stop_source(std::function<StopReason()> poll);
+  // Called by run() on every rank once the run is set up, before its first update, with the
+  // resolved config (precision and update_batches decided, as written to config.yaml): where
+  // nmt-train registers the tracked run, so that a start that fails earlier records nothing.
+  void set_on_start(std::function<void(const RunConfig&)> on_start);
 
  private:
   struct Impl;
