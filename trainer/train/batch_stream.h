@@ -28,6 +28,11 @@ struct BatchPosition {
   }
 };
 
+// The seed of one micro-batch's randomness (dropout): a function of the run's seed, the update and
+// the batch's index within the update, so the masks are the same on any number of ranks and after
+// a resume.
+std::uint64_t micro_batch_seed(std::uint64_t seed, std::int64_t step, std::int64_t index_in_update);
+
 class BatchStream {
  public:
   // `update_batches` must be a multiple of `ranks` (std::invalid_argument otherwise).

@@ -29,6 +29,7 @@
 #include "trainer/train/batch_stream.h"
 #include "trainer/train/checkpoint_policy.h"
 #include "trainer/train/evaluation.h"
+#include "trainer/train/run_settings.h"
 
 namespace nmt::train {
 namespace {
@@ -50,17 +51,6 @@ struct UpdateStats {
   bool checkpoint_by_time = false;      // rank 0's clock decides, so every rank agrees
   StopReason stop = StopReason::kNone;  // a stop signal on any rank: every rank stops here
 };
-
-// Dropout's seed for one micro-batch: a function of the run's seed, the update and the batch's
-// index within the update, so the masks are the same on any number of ranks and after a resume.
-std::uint64_t dropout_seed(std::uint64_t seed, std::int64_t step, std::int64_t index_in_update) {
-  std::uint64_t x = seed ^ (static_cast<std::uint64_t>(step) * 0x9e3779b97f4a7c15ull) ^
-                    (static_cast<std::uint64_t>(index_in_update) * 0xc2b2ae3d27d4eb4full);
-  // splitmix64's finalizer: nearby (step, index) pairs get unrelated seeds.
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-  return x ^ (x >> 31);
-}
 
 // A stop signal seen by any rank, agreed on in the update's collective (`votes`: ranks that saw
 // SIGTERM/SIGUSR1, ranks that saw SIGINT): a person's interrupt wins over preemption.
@@ -109,8 +99,6 @@ struct Trainer::Impl {
   std::function<void(const RunConfig&)> on_start;  // with the resolved config, before step one
 
   void setup(const std::string& resume_from);
-  void choose_precision(const RunConfig* stored);
-  void choose_update_batches(const RunConfig* stored);
   void setup_data_parallel();
   UpdateStats update();
   double gradient_norm() const;
@@ -141,8 +129,11 @@ void Trainer::Impl::setup(const std::string& resume_from) {
   if (device.is_cpu()) runtime::configure_cpu_threads(t.threads);
   std::optional<RunConfig> stored;  // the config the resumed checkpoint was trained with
   if (!resume_from.empty()) stored = checkpoint::read_checkpoint_config(resume_from);
-  choose_precision(stored ? &*stored : nullptr);
-  choose_update_batches(stored ? &*stored : nullptr);
+  const RunConfig* resumed = stored ? &*stored : nullptr;
+  precision = choose_precision(config, resumed, device, comm);
+  if (device.is_cuda()) runtime::configure_cuda_matmuls(precision);
+  scaler = runtime::LossScaler(precision == runtime::Precision::kFp16);
+  choose_update_batches(config, resumed, comm);
   train_data = preprocess::ShardDataset::open(config.data.dir, config.data.train_split);
   train_batches = std::make_unique<data::TokenBatcher>(train_data, config.data, t.seed);
   batches = std::make_unique<BatchStream>(*train_batches, comm.rank(), comm.size(),
@@ -172,71 +163,6 @@ void Trainer::Impl::setup(const std::string& resume_from) {
   checkpoints = std::make_unique<CheckpointPolicy>(config.checkpoint, t.max_steps);
 }
 
-// The precision this run trains and validates in (auto resolved on this device; every rank must
-// agree, so auto is bf16 only where every rank chose it). The resolved value replaces auto in the
-// run's config, hence in config.yaml and its checkpoints, and a resumed run asked for auto keeps
-// the precision its checkpoint was trained in rather than probing again.
-void Trainer::Impl::choose_precision(const RunConfig* stored) {
-  if (config.train.precision == runtime::Precision::kAuto && stored != nullptr &&
-      stored->train.precision != runtime::Precision::kAuto) {
-    config.train.precision = stored->train.precision;
-  }
-  auto choice = runtime::resolve_precision(config.train.precision, device);
-  if (comm.size() > 1 && config.train.precision == runtime::Precision::kAuto) {
-    std::vector<double> bf16 = {choice.precision == runtime::Precision::kBf16 ? 1.0 : 0.0};
-    comm.allreduce_sum(bf16);
-    if (choice.precision == runtime::Precision::kBf16 && bf16[0] < comm.size()) {
-      choice = {runtime::Precision::kFp32, "auto: fp32, as some ranks' devices lack fast bf16"};
-    }
-  }
-  precision = choice.precision;
-  config.train.precision = precision;
-  if (device.is_cuda()) runtime::configure_cuda_matmuls(precision);
-  scaler = runtime::LossScaler(precision == runtime::Precision::kFp16);
-  if (comm.is_root()) {
-    spdlog::info("precision {} ({})", runtime::precision_name(precision), choice.reason);
-  }
-}
-
-// How many batches one update takes over all ranks: the config's, else the resumed checkpoint's,
-// else (a fresh run) accumulation x ranks; fixed from then on, so a run resumed on another number
-// of ranks keeps its updates, and each rank accumulates its share.
-void Trainer::Impl::choose_update_batches(const RunConfig* stored) {
-  auto& t = config.train;
-  const std::int64_t ranks = comm.size();
-  const bool root = comm.is_root();
-  if (t.update_batches == 0 && stored != nullptr) t.update_batches = stored->train.update_batches;
-  if (t.update_batches == 0) {
-    t.update_batches = t.accumulation * ranks;
-    if (stored != nullptr && root) {
-      spdlog::warn(
-          "the checkpoint predates train.update_batches: assuming {} batches per update "
-          "(train.accumulation {} x {} ranks); if it was trained on another number of ranks, set "
-          "train.update_batches to its ranks x accumulation to keep its update size",
-          t.update_batches, t.accumulation, ranks);
-    }
-  } else if (t.accumulation != 1 && t.accumulation * ranks != t.update_batches && root) {
-    spdlog::warn("train.accumulation {} is replaced by train.update_batches {} over {} rank(s)",
-                 t.accumulation, t.update_batches, ranks);
-  }
-  if (stored != nullptr && stored->train.update_batches > 0 &&
-      stored->train.update_batches != t.update_batches && root) {
-    spdlog::warn("train.update_batches {} differs from the checkpoint's {}: updates change size",
-                 t.update_batches, stored->train.update_batches);
-  }
-  if (t.update_batches % ranks != 0) {
-    throw std::invalid_argument(fmt::format(
-        "train.update_batches: {} batches per update cannot be shared by {} ranks; use a number "
-        "of ranks that divides it",
-        t.update_batches, ranks));
-  }
-  t.accumulation = t.update_batches / ranks;
-  if (comm.is_root()) {
-    spdlog::info("{} batches per update ({} per rank on {} rank(s))", t.update_batches,
-                 t.accumulation, ranks);
-  }
-}
-
 // One update. Nothing in it reads a value back from the device except the fp16 scaler's one
 // finite check: the losses stay on the device until a log step reads them (read_losses), token
 // counts come from the host batches, clipping and Adam run as device kernels.
@@ -247,8 +173,8 @@ UpdateStats Trainer::Impl::update() {
   adam->zero_grad();
   for (std::int64_t a = 0; a < t.accumulation; ++a) {
     const auto batch = batches->next();
-    runtime::seed_generator(device,
-                            dropout_seed(t.seed, state.step + 1, batches->last_index_in_update()));
+    runtime::seed_generator(
+        device, micro_batch_seed(t.seed, state.step + 1, batches->last_index_in_update()));
     optim::LossTerms terms;
     {
       runtime::AutocastScope autocast(precision, device);
