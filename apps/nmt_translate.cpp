@@ -116,7 +116,14 @@ int run(const Options& o) {
   if (!o.split.empty()) {
     sources = split_sources(o, vocab.sha256());
   } else {
-    for (const auto& line : read_lines(o.input)) sources.push_back(translator.encode_line(line));
+    for (const auto& line : read_lines(o.input)) {
+      sources.push_back(
+          translator.encode_line(line, static_cast<std::int64_t>(sources.size()) + 1));
+    }
+    if (translator.truncated() > 0) {
+      spdlog::warn("{} input line(s) truncated to the model's {} source positions",
+                   translator.truncated(), config.model.max_positions);
+    }
   }
   const auto results = translator.translate_ids(sources);
   std::ofstream file;

@@ -2,7 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <cmath>
 #include <fstream>
+#include <map>
 
 namespace nmt {
 namespace {
@@ -47,6 +49,9 @@ bool convert_scalar(const YAML::Node& node, T& out) {
   } else if constexpr (std::is_same_v<T, std::string>) {
     out = node.Scalar();
     return true;
+  } else if constexpr (std::is_floating_point_v<T>) {
+    // .inf and .nan are YAML numbers, but no setting means them: a typo or a copied .nan.
+    return YAML::convert<T>::decode(node, out) && std::isfinite(out);
   } else {
     return YAML::convert<T>::decode(node, out);
   }
@@ -110,6 +115,20 @@ ConfigSection::ConfigSection(YAML::Node node, std::string source, std::string pa
   if (node_.IsDefined() && !node_.IsNull() && !node_.IsMap()) {
     throw ConfigError(fmt::format("{}{}: expected a mapping, got {}", location(node_),
                                   path_.empty() ? "config" : path_, describe(node_)));
+  }
+  // yaml-cpp keeps both copies of a repeated key and lookups see the first: refuse, so that no
+  // setting is silently ignored.
+  if (node_.IsMap()) {
+    std::map<std::string, YAML::Node> seen;
+    for (const auto& entry : node_) {
+      const auto [first, inserted] = seen.emplace(entry.first.Scalar(), entry.first);
+      if (!inserted) {
+        const auto earlier = location(first->second);  // "file:line:col: "
+        throw ConfigError(location(entry.first) +
+                          fmt::format("duplicate key '{}' (first at {})", dotted(first->first),
+                                      earlier.substr(0, earlier.size() - 2)));
+      }
+    }
   }
 }
 
@@ -185,7 +204,7 @@ void ConfigSection::read(const std::string& key, std::int64_t& value) const {
   read_scalar(key, value, "an integer");
 }
 void ConfigSection::read(const std::string& key, double& value) const {
-  read_scalar(key, value, "a number");
+  read_scalar(key, value, "a finite number");
 }
 void ConfigSection::read(const std::string& key, std::string& value) const {
   read_scalar(key, value, "a string");
@@ -197,7 +216,7 @@ void ConfigSection::read(const std::string& key, std::vector<std::int64_t>& valu
   read_list(key, value, "integers");
 }
 void ConfigSection::read(const std::string& key, std::vector<double>& value) const {
-  read_list(key, value, "numbers");
+  read_list(key, value, "finite numbers");
 }
 
 ConfigSection ConfigSection::section(const std::string& key) const {

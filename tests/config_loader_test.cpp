@@ -82,12 +82,27 @@ TEST(ConfigLoader, WrongTypesNameKeyAndExpectedType) {
   NMT_EXPECT_THROW_WITH(load_text(dir, "model:\n  d_model: 1.5\n"), ConfigError,
                         "expected an integer");
   NMT_EXPECT_THROW_WITH(load_text(dir, "model:\n  dropout: [1]\n"), ConfigError, "model.dropout",
-                        "expected a number", "a list");
+                        "expected a finite number", "a list");
   NMT_EXPECT_THROW_WITH(load_text(dir, "model:\n  shared: yes\n"), ConfigError, "model.shared",
                         "expected a boolean");
   NMT_EXPECT_THROW_WITH(load_text(dir, "model:\n  sizes: [1, x]\n"), ConfigError, "model.sizes",
                         "item 1: expected integers");
   NMT_EXPECT_THROW_WITH(load_text(dir, "model: 3\n"), ConfigError, "model", "expected a mapping");
+}
+
+// .inf and .nan parse as YAML numbers but mean no setting; a repeated key would be ignored.
+TEST(ConfigLoader, NonFiniteNumbersAndDuplicateKeysAreRefused) {
+  TempDir dir;
+  NMT_EXPECT_THROW_WITH(load_text(dir, "model:\n  dropout: .inf\n"), ConfigError, "config.yaml:2:3",
+                        "model.dropout", "expected a finite number", "'.inf'");
+  NMT_EXPECT_THROW_WITH(load_text(dir, "model:\n  dropout: .nan\n"), ConfigError, "'.nan'");
+  NMT_EXPECT_THROW_WITH(load_text(dir, "model:\n  d_model: 256\n  d_model: 128\n"), ConfigError,
+                        "config.yaml:3:3", "duplicate key 'model.d_model'", "first at",
+                        "config.yaml:2:3");
+  NMT_EXPECT_THROW_WITH(load_text(dir, "steps: 1\nmodel: {}\nsteps: 2\n"), ConfigError,
+                        "config.yaml:3:1", "duplicate key 'steps'");
+  const auto s = load_text(dir, "model:\n  dropout: 0.3\n");
+  EXPECT_DOUBLE_EQ(s.model.dropout, 0.3) << "finite numbers still load";
 }
 
 TEST(ConfigLoader, SyntaxErrorAndMissingFile) {

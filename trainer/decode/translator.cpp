@@ -42,7 +42,8 @@ Translator::Translator(model::Transformer model, const preprocess::Vocabulary& v
   model_->eval();
 }
 
-std::vector<std::int64_t> Translator::encode_line(const std::string& line) const {
+std::vector<std::int64_t> Translator::encode_line(const std::string& line,
+                                                  std::int64_t line_number) const {
   std::string text = line;
   preprocess::repair_utf8(text);
   preprocess::remove_control_chars(text);
@@ -51,6 +52,11 @@ std::vector<std::int64_t> Translator::encode_line(const std::string& line) const
   std::vector<std::int64_t> out(ids.begin(), ids.end());
   const auto limit = static_cast<std::size_t>(model_->config().max_positions - 1);  // room for EOS
   if (out.size() > limit) {
+    spdlog::warn(
+        "input line {}: {} word pieces, more than the model's {} source positions hold: "
+        "only the first {} are translated",
+        line_number > 0 ? std::to_string(line_number) : std::string("?"), out.size(),
+        model_->config().max_positions, limit);
     out.resize(limit);
     ++truncated_;
   }
@@ -101,7 +107,9 @@ std::vector<std::vector<Hypothesis>> Translator::translate_ids(
 std::vector<Translation> Translator::translate_lines(const std::vector<std::string>& lines) {
   std::vector<std::vector<std::int64_t>> sources;
   sources.reserve(lines.size());
-  for (const auto& line : lines) sources.push_back(encode_line(line));
+  for (const auto& line : lines) {
+    sources.push_back(encode_line(line, static_cast<std::int64_t>(sources.size()) + 1));
+  }
   if (truncated_ > 0)
     spdlog::warn("{} input lines were truncated to the model's {} positions", truncated_,
                  model_->config().max_positions);

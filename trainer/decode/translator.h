@@ -38,8 +38,11 @@ class Translator {
       const std::vector<std::vector<std::int64_t>>& sources);
   // Raw text lines; results in input order.
   std::vector<Translation> translate_lines(const std::vector<std::string>& lines);
-  // Subword ids of a line as the model sees it (normalised, encoded, truncated to fit).
-  std::vector<std::int64_t> encode_line(const std::string& line) const;
+  // Subword ids of a line as the model sees it (normalised, encoded, truncated to fit). A
+  // truncation is logged as a warning naming `line_number` (1-based; 0: unknown), the line's
+  // length and the limit.
+  std::vector<std::int64_t> encode_line(const std::string& line,
+                                        std::int64_t line_number = 0) const;
 
   // Cross-attention of the last decoder layer for one source and its translation, averaged over
   // heads: [output tokens + EOS, source tokens + EOS].
