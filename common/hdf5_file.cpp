@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "common/atomic_file.h"
+
 namespace nmt {
 namespace {
 
@@ -67,15 +69,33 @@ void Hdf5Handle::reset() {
 
 Hdf5File::Hdf5File(const std::string& path, Mode mode) : path_(path) {
   silence_hdf5_errors();
-  const hid_t id = mode == Mode::kCreate
-                       ? H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT)
-                       : H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
+  hid_t id = -1;
+  if (mode == Mode::kInMemory) {
+    Hdf5Handle access(H5Pcreate(H5P_FILE_ACCESS), H5Pclose);
+    H5Pset_fapl_core(access.get(), 64u << 20, /*backing_store=*/0);  // grows by 64 MiB
+    id = H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, access.get());
+  } else if (mode == Mode::kCreate) {
+    id = H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+  } else {
+    id = H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
+  }
   if (id < 0) {
-    fail(mode == Mode::kCreate
-             ? "cannot create the file (is the directory writable?)"
-             : "cannot open as HDF5 (missing, unreadable, truncated or not HDF5)");
+    fail(mode == Mode::kRead ? "cannot open as HDF5 (missing, unreadable, truncated or not HDF5)"
+         : mode == Mode::kCreate ? "cannot create the file (is the directory writable?)"
+                                 : "cannot create the file in memory");
   }
   file_ = Hdf5Handle(id, H5Fclose);
+}
+
+void Hdf5File::save(const std::string& path) {
+  if (H5Fflush(file_.get(), H5F_SCOPE_LOCAL) < 0) fail("cannot finish the in-memory file");
+  const ssize_t size = H5Fget_file_image(file_.get(), nullptr, 0);
+  if (size < 0) fail("cannot read the in-memory file's image (not created with kInMemory?)");
+  std::vector<char> image(static_cast<std::size_t>(size));
+  if (H5Fget_file_image(file_.get(), image.data(), image.size()) != size) {
+    fail("cannot copy the in-memory file's image");
+  }
+  write_file_atomically(path, image.data(), image.size());
 }
 
 void Hdf5File::fail(const std::string& what) const {

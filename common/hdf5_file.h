@@ -41,10 +41,19 @@ class Hdf5Handle {
 
 class Hdf5File {
  public:
-  enum class Mode { kRead, kCreate };  // kCreate truncates an existing file
+  // kCreate truncates an existing file. kInMemory builds the file in memory (`path` is only its
+  // name in errors) for save(): HDF5 then never writes to disk itself, so a full disk is one
+  // checked write() of ours, not an HDF5 flush that fails half-way and leaves the library's state
+  // broken (a crash at the next file operation or at exit).
+  enum class Mode { kRead, kCreate, kInMemory };
 
   Hdf5File(const std::string& path, Mode mode);
   const std::string& path() const { return path_; }
+  // kInMemory: writes the finished file to `path` with write_file_atomically (a temporary name,
+  // every write checked, fsync, rename; on failure the temporary is removed and the error names
+  // the file and the cause, e.g. "No space left on device"). Takes a copy of the image: the peak
+  // memory is twice the file's size.
+  void save(const std::string& path);
 
   // Creates every missing group on a "/a/b/c" path.
   void create_group(const std::string& group);

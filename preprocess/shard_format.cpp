@@ -173,7 +173,7 @@ void ShardWriter::flush_shard() {
   const std::string file = fmt::format("{}-{:05}.h5", header_.split, shard_index);
   const std::string path = (std::filesystem::path(dir_) / file).string();
   {
-    Hdf5File h5(path, Hdf5File::Mode::kCreate);
+    Hdf5File h5(path, Hdf5File::Mode::kInMemory);  // written by save(): checked, fsynced
     // Chunking only pays when compressing; contiguous data is the fastest to read back.
     const std::size_t chunk = compression_ > 0 ? (1u << 16) : 0;
     h5.write("/src/tokens", src_tokens_, chunk, compression_);
@@ -190,8 +190,8 @@ void ShardWriter::flush_shard() {
     h5.set_attribute("/", "vocab_sha256", header_.vocab_sha256);
     h5.set_attribute("/", "sources", nlohmann::json(header_.sources).dump());
     h5.set_attribute("/", "cleaning", stats_to_json(header_.cleaning).dump());
+    h5.save(path);  // durable before the directory holding it is renamed into place
   }
-  fsync_path(path);  // durable before the directory holding it is renamed into place
   written_.push_back({file, static_cast<std::int64_t>(index_.size()),
                       static_cast<std::int64_t>(src_tokens_.size()),
                       static_cast<std::int64_t>(tgt_tokens_.size()), sha256_file(path)});

@@ -7,6 +7,7 @@
 #include <ATen/ops/equal.h>
 #include <torch/cuda.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -251,6 +252,45 @@ TEST(RunIdentity, FreshRunsDrawAUidAndResumesCountAttempts) {
   } catch (const std::runtime_error& e) {
     EXPECT_NE(std::string(e.what()).find("run.json"), std::string::npos) << e.what();
   }
+}
+
+// A full disk (a 1 MiB tmpfs, as root; skipped where mounting is not allowed): the first
+// checkpoint fits, the second does not. Its save is an error naming the file and the cause; no
+// file stays under its name or the temporary one; the first checkpoint still loads; saving again
+// fails the same way rather than crashing.
+TEST(Checkpoint, AFullDiskIsAnErrorAndLeavesTheLastGoodCheckpoint) {
+  TempDir dir;
+  const std::string mount_point = dir.file("small");
+  fs::create_directories(mount_point);
+  const std::string mount = "mount -t tmpfs -o size=1m nmt-test-tmpfs '" + mount_point + "'";
+  if (std::system((mount + " 2> /dev/null").c_str()) != 0) {
+    GTEST_SKIP() << "cannot mount a tmpfs here (needs root): " << mount;
+  }
+  struct Unmount {
+    std::string point;
+    ~Unmount() { std::system(("umount '" + point + "'").c_str()); }
+  } unmount{mount_point};
+  auto config = tiny_config(write_data(dir, 16));  // 168,960 parameters: 660 KiB in fp32
+  model::Transformer model(config.model);
+  checkpoint::TrainingState state;
+  state.step = 1;
+  const std::string first = mount_point + "/step-1.h5", second = mount_point + "/step-2.h5";
+  checkpoint::save_checkpoint(first, *model, nullptr, state, config);
+  state.step = 2;
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    try {
+      checkpoint::save_checkpoint(second, *model, nullptr, state, config);
+      ADD_FAILURE() << "a second checkpoint fitted into 1 MiB";
+    } catch (const std::runtime_error& e) {
+      const std::string what = e.what();
+      EXPECT_NE(what.find(second), std::string::npos) << what;
+      EXPECT_NE(what.find("No space left"), std::string::npos) << what;
+    }
+    EXPECT_FALSE(fs::exists(second));
+    EXPECT_FALSE(fs::exists(second + ".tmp")) << "the temporary file was left";
+  }
+  EXPECT_EQ(checkpoint::read_training_state(first).step, 1) << "the good checkpoint is intact";
+  EXPECT_NO_THROW(load_model(first, config));
 }
 
 TEST(Checkpoint, RestoresIdenticalOutputsAndRefusesMismatches) {

@@ -145,9 +145,9 @@ std::vector<std::string> model_config_differences(const model::ModelConfig& a,
 void save_checkpoint(const std::string& path, const torch::nn::Module& model,
                      const torch::optim::Adam* optimizer, const TrainingState& state,
                      const RunConfig& config) {
-  const std::string temp = path + ".tmp";
-  {
-    Hdf5File h5(temp, Hdf5File::Mode::kCreate);
+  try {
+    // Built in memory and written by one checked write: HDF5 never meets a full disk itself.
+    Hdf5File h5(path, Hdf5File::Mode::kInMemory);
     for (const auto& item : model.named_parameters())
       write_tensor(h5, "/model/" + item.key(), item.value());
     if (optimizer != nullptr)
@@ -159,10 +159,12 @@ void save_checkpoint(const std::string& path, const torch::nn::Module& model,
         model.parameters().empty() ? at::Device(at::kCPU) : model.parameters()[0].device();
     if (device.is_cuda()) write_rng(h5, "/rng/cuda", at::globalContext().defaultGenerator(device));
     write_state(h5, state, config);
+    // A temporary name, checked writes, fsync, rename: nothing half-written stays under either
+    // name, and an earlier file at `path` is untouched.
+    h5.save(path);
+  } catch (const std::exception& e) {
+    throw std::runtime_error(fmt::format("checkpoint {} not written: {}", path, e.what()));
   }
-  fsync_path(temp);
-  fs::rename(temp, path);
-  fsync_path(fs::path(path).parent_path().empty() ? "." : fs::path(path).parent_path().string());
 }
 
 RunConfig read_checkpoint_config(const std::string& path) {

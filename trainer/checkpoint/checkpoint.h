@@ -9,7 +9,8 @@
 //   attributes on "/": format "nmt-checkpoint", format_version, step, epoch, batch_in_epoch,
 //   optimizer_step, best_valid_nll, validations_without_improvement, elapsed_seconds,
 //   averaged_from (0, or how many checkpoints were averaged), config (the resolved YAML)
-// Written to a temporary file, fsynced and renamed: a checkpoint is complete or absent.
+// Built in memory, written to a temporary file with checked writes, fsynced and renamed: a
+// checkpoint is complete or absent, and a full disk is an error naming the file and the cause.
 
 #include <torch/nn/module.h>
 #include <torch/optim/adam.h>
