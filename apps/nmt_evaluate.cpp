@@ -55,6 +55,8 @@ int evaluate(const Options& o) {
   model->to(device);
 
   const auto data = nmt::preprocess::ShardDataset::open(config.data.dir, o.split);
+  nmt::checkpoint::check_vocabulary(o.checkpoint, state, data.manifest().vocab_sha256,
+                                    config.data.dir + " (manifest)");
   const nmt::data::TokenBatcher batches(data, config.data, config.train.seed);
   const auto score =
       nmt::train::score_split(model, batches, config.train.label_smoothing, precision.precision,

@@ -34,7 +34,7 @@ inline std::pair<std::vector<std::int32_t>, std::vector<std::int32_t>> make_pair
 
 inline void write_split(const std::string& dir, const std::string& name, int pairs,
                         preprocess::Manifest& manifest) {
-  preprocess::ShardWriter writer(dir, {name, kVocab, "tiny", {}, {}}, 1000, 0);
+  preprocess::ShardWriter writer(dir, {name, kVocab, manifest.vocab_sha256, {}, {}}, 1000, 0);
   for (int i = 0; i < pairs; ++i) {
     const auto [src, tgt] = make_pair(i);
     writer.add(src, tgt, i);
@@ -45,11 +45,13 @@ inline void write_split(const std::string& dir, const std::string& name, int pai
   manifest.splits.push_back(split);
 }
 
-inline std::string write_data(const TempDir& dir, int pairs) {
-  const std::string data = dir.file("data");
+// `vocab_sha256` stands for the hash of the SentencePiece model the shards were made with.
+inline std::string write_data(const TempDir& dir, int pairs, const std::string& name = "data",
+                              const std::string& vocab_sha256 = "tiny") {
+  const std::string data = dir.file(name);
   std::filesystem::create_directories(data);
   preprocess::Manifest manifest;
-  manifest.vocab_sha256 = "tiny";
+  manifest.vocab_sha256 = vocab_sha256;
   manifest.vocab_size = kVocab;
   write_split(data, "train", pairs, manifest);
   write_split(data, "valid", 16, manifest);

@@ -59,6 +59,7 @@ void fields(V& v, TrainConfig& t) {
   v("adam_eps", t.adam_eps);
   v("label_smoothing", t.label_smoothing);
   v("clip_norm", t.clip_norm);
+  v("max_skipped_updates", t.max_skipped_updates);
   v("validate_every", t.validate_every);
   v("valid_bleu_every", t.valid_bleu_every);
   v("valid_bleu_beam", t.valid_bleu_beam);
@@ -249,6 +250,7 @@ void TrainConfig::validate() const {
   require(label_smoothing >= 0 && label_smoothing < 1, "train.label_smoothing",
           "must be in [0, 1)");
   require(clip_norm >= 0, "train.clip_norm", "must be >= 0");
+  require(max_skipped_updates >= 1, "train.max_skipped_updates", "must be >= 1");
   require(valid_bleu_every >= 0 && valid_bleu_beam >= 1 && valid_bleu_sentences >= 0,
           "train.valid_bleu_every",
           "valid_bleu_every, valid_bleu_sentences >= 0, valid_bleu_beam >= 1");

@@ -38,8 +38,11 @@ struct TrainConfig {
   double adam_beta1 = 0.9;
   double adam_beta2 = 0.98;
   double adam_eps = 1e-9;
-  double label_smoothing = 0.1;           // eps_ls
-  double clip_norm = 0.0;                 // gradient-norm clipping; 0 disables (the paper has none)
+  double label_smoothing = 0.1;  // eps_ls
+  double clip_norm = 0.0;        // gradient-norm clipping; 0 disables (the paper has none)
+  // Updates in a row skipped for a non-finite gradient norm before training stops with an error
+  // (fp16: counted once the loss scale is down to 1)
+  std::int64_t max_skipped_updates = 10;
   std::int64_t validate_every = 1000;     // steps; 0 disables
   std::int64_t valid_bleu_every = 0;      // steps between validation BLEU (decoding); 0 disables
   std::int64_t valid_bleu_beam = 1;       // 1: greedy; else beam size (alpha 0.6)

@@ -46,8 +46,16 @@ void average_checkpoints(const std::vector<std::string>& inputs, const std::stri
     const auto& path = inputs[k];
     check_same_model(config, inputs.front(), read_checkpoint_config(path), path);
     // load_checkpoint checks every parameter's presence and shape and names the file.
+    // load_checkpoint also verifies checksums and refuses non-finite values: a corrupt input
+    // never reaches the average.
     const TrainingState state = load_checkpoint(path, *model, nullptr, config);
-    if (state.step >= newest.step) newest = state;
+    if (k > 0 && state.vocab_sha256 != newest.vocab_sha256) {
+      throw std::runtime_error(fmt::format(
+          "cannot average {} with {}: trained with different vocabularies (SHA-256 {} vs {})",
+          inputs.front(), path, newest.vocab_sha256.empty() ? "unknown" : newest.vocab_sha256,
+          state.vocab_sha256.empty() ? "unknown" : state.vocab_sha256));
+    }
+    if (k == 0 || state.step >= newest.step) newest = state;
     const auto params = model->parameters();
     for (std::size_t i = 0; i < params.size(); ++i) {
       if (k == 0) {
@@ -61,6 +69,7 @@ void average_checkpoints(const std::vector<std::string>& inputs, const std::stri
   const auto params = model->parameters();
   for (std::size_t i = 0; i < params.size(); ++i) params[i].copy_(mean[i]);
   newest.averaged_from = static_cast<std::int64_t>(inputs.size());
+  // save_checkpoint refuses a non-finite mean, so no NaN average is ever written.
   save_checkpoint(output, *model, nullptr, newest, config);
 }
 

@@ -14,7 +14,8 @@ std::vector<std::string> last_checkpoints(const std::string& run_dir, std::int64
 
 // Averages `inputs` into `output` (a checkpoint nmt-translate and nmt-train load, without
 // optimizer state, averaged_from = inputs.size(), step = the newest input's). Refuses inputs of
-// different model configs or parameter shapes, naming the files.
+// different model configs, parameter shapes or vocabularies, and corrupt or non-finite inputs,
+// naming the files; never writes a non-finite average.
 void average_checkpoints(const std::vector<std::string>& inputs, const std::string& output);
 
 }  // namespace nmt::checkpoint

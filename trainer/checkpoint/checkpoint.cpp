@@ -5,8 +5,10 @@
 #include <ATen/ops/empty.h>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+#include <spdlog/spdlog.h>
 #include <torch/utils.h>
 #include <yaml-cpp/yaml.h>
+#include <zlib.h>
 
 #include <algorithm>
 #include <filesystem>
@@ -29,12 +31,44 @@ std::vector<std::int64_t> shape_of(const at::Tensor& t) {
   return t.sizes().vec();
 }
 
-void write_tensor(Hdf5File& h5, const std::string& name, const at::Tensor& tensor) {
-  const auto cpu = tensor.detach().to(at::kCPU, at::kFloat).contiguous();
-  h5.write_array(name, cpu.data_ptr<float>(), shape_of(cpu));
+// CRC-32 of a tensor's bytes (a CPU tensor, contiguous, as stored): catches a flipped bit, not an
+// adversary, at a few GB/s.
+std::int64_t crc32_of(const at::Tensor& cpu) {
+  const auto* bytes = static_cast<const Bytef*>(cpu.data_ptr());
+  const auto size = static_cast<z_size_t>(cpu.numel()) * cpu.element_size();
+  return static_cast<std::int64_t>(crc32_z(crc32_z(0L, Z_NULL, 0), bytes, size));
 }
 
-at::Tensor read_tensor(const Hdf5File& h5, const std::string& name, const at::Tensor& like) {
+std::int64_t count_non_finite(const at::Tensor& cpu) {
+  return cpu.numel() - at::isfinite(cpu).sum().item<std::int64_t>();
+}
+
+void write_tensor(Hdf5File& h5, const std::string& name, const at::Tensor& tensor) {
+  const auto cpu = tensor.detach().to(at::kCPU, at::kFloat).contiguous();
+  if (const auto bad = count_non_finite(cpu); bad > 0) {
+    throw std::runtime_error(fmt::format(
+        "'{}' holds {} non-finite values (NaN or Inf): refusing to save it", name, bad));
+  }
+  h5.write_array(name, cpu.data_ptr<float>(), shape_of(cpu));
+  h5.set_attribute(name, "crc32", crc32_of(cpu));
+}
+
+// Format 2 files carry a checksum per tensor; `checked` is false for format 1.
+void verify_checksum(const Hdf5File& h5, const std::string& name, const at::Tensor& cpu,
+                     bool checked) {
+  if (!checked) return;
+  const std::int64_t stored = h5.int_attribute(name, "crc32");
+  const std::int64_t actual = crc32_of(cpu);
+  if (stored != actual) {
+    throw std::runtime_error(fmt::format(
+        "{}: '{}' fails its checksum (stored crc32 {:08x}, read {:08x}): the file is corrupt; "
+        "use an earlier checkpoint",
+        h5.path(), name, stored, actual));
+  }
+}
+
+at::Tensor read_tensor(const Hdf5File& h5, const std::string& name, const at::Tensor& like,
+                       bool checked) {
   const auto stored = h5.shape(name);
   if (stored != shape_of(like)) {
     throw std::runtime_error(fmt::format("{}: '{}' has shape [{}] but the model has [{}]",
@@ -43,6 +77,12 @@ at::Tensor read_tensor(const Hdf5File& h5, const std::string& name, const at::Te
   }
   auto cpu = at::empty(like.sizes(), at::TensorOptions().dtype(at::kFloat));
   h5.read_array(name, cpu.data_ptr<float>(), static_cast<std::size_t>(cpu.numel()));
+  verify_checksum(h5, name, cpu, checked);
+  if (const auto bad = count_non_finite(cpu); bad > 0) {
+    throw std::runtime_error(
+        fmt::format("{}: '{}' holds {} non-finite values (NaN or Inf): refusing to load it",
+                    h5.path(), name, bad));
+  }
   return cpu.to(like.device(), like.scalar_type());
 }
 
@@ -50,12 +90,14 @@ void write_rng(Hdf5File& h5, const std::string& name, at::Generator generator) {
   std::lock_guard<std::mutex> lock(generator.mutex());
   const auto state = generator.get_state().contiguous();  // uint8 bytes
   h5.write_array(name, state.data_ptr<std::uint8_t>(), shape_of(state));
+  h5.set_attribute(name, "crc32", crc32_of(state));
 }
 
-void read_rng(const Hdf5File& h5, const std::string& name, at::Generator generator) {
+void read_rng(const Hdf5File& h5, const std::string& name, at::Generator generator, bool checked) {
   std::lock_guard<std::mutex> lock(generator.mutex());
   auto state = at::empty(h5.shape(name), at::TensorOptions().dtype(at::kByte));
   h5.read_array(name, state.data_ptr<std::uint8_t>(), static_cast<std::size_t>(state.numel()));
+  verify_checksum(h5, name, state, checked);
   generator.set_state(state);
 }
 
@@ -72,7 +114,8 @@ void write_optimizer(Hdf5File& h5, const torch::nn::Module& model, const torch::
   h5.set_attribute("/", "optimizer_step", step);
 }
 
-void read_optimizer(const Hdf5File& h5, const torch::nn::Module& model, torch::optim::Adam& adam) {
+void read_optimizer(const Hdf5File& h5, const torch::nn::Module& model, torch::optim::Adam& adam,
+                    bool checked) {
   const std::int64_t step = h5.int_attribute("/", "optimizer_step");
   for (const auto& item : model.named_parameters()) {
     const std::string base = "/optimizer/" + item.key();
@@ -82,8 +125,8 @@ void read_optimizer(const Hdf5File& h5, const torch::nn::Module& model, torch::o
     }
     auto state = std::make_unique<torch::optim::AdamParamState>();
     state->step(step);
-    state->exp_avg(read_tensor(h5, base + "/exp_avg", item.value()));
-    state->exp_avg_sq(read_tensor(h5, base + "/exp_avg_sq", item.value()));
+    state->exp_avg(read_tensor(h5, base + "/exp_avg", item.value(), checked));
+    state->exp_avg_sq(read_tensor(h5, base + "/exp_avg_sq", item.value(), checked));
     adam.state()[adam_state_key(adam.state(), item.value())] = std::move(state);
   }
 }
@@ -98,6 +141,7 @@ void write_state(Hdf5File& h5, const TrainingState& s, const RunConfig& config) 
   h5.set_attribute("/", "validations_without_improvement", s.validations_without_improvement);
   h5.set_attribute("/", "elapsed_seconds", s.elapsed_seconds);
   h5.set_attribute("/", "averaged_from", s.averaged_from);
+  h5.set_attribute("/", "vocab_sha256", s.vocab_sha256);
   h5.set_attribute("/", "config", to_yaml(config));
 }
 
@@ -106,12 +150,18 @@ Hdf5File open_checkpoint(const std::string& path) {
   Hdf5File h5(path, Hdf5File::Mode::kRead);
   const std::string format = h5.string_attribute("/", "format");
   const std::int64_t version = h5.int_attribute("/", "format_version");
-  if (format != kCheckpointFormat || version != kCheckpointFormatVersion) {
-    throw std::runtime_error(fmt::format("{}: not an {} version {} file (format '{}', version {})",
-                                         path, kCheckpointFormat, kCheckpointFormatVersion, format,
-                                         version));
+  if (format != kCheckpointFormat || version < kOldestReadableFormatVersion ||
+      version > kCheckpointFormatVersion) {
+    throw std::runtime_error(fmt::format(
+        "{}: not an {} file of version {} to {} (format '{}', version {})", path, kCheckpointFormat,
+        kOldestReadableFormatVersion, kCheckpointFormatVersion, format, version));
   }
   return h5;
+}
+
+// Format 2 and later carry checksums and the vocabulary's hash.
+bool has_checksums(const Hdf5File& h5) {
+  return h5.int_attribute("/", "format_version") >= 2;
 }
 
 TrainingState read_state(const Hdf5File& h5) {
@@ -123,6 +173,7 @@ TrainingState read_state(const Hdf5File& h5) {
   s.validations_without_improvement = h5.int_attribute("/", "validations_without_improvement");
   s.elapsed_seconds = h5.double_attribute("/", "elapsed_seconds");
   s.averaged_from = h5.int_attribute("/", "averaged_from");
+  if (has_checksums(h5)) s.vocab_sha256 = h5.string_attribute("/", "vocab_sha256");
   return s;
 }
 
@@ -187,25 +238,47 @@ TrainingState load_checkpoint(const std::string& path, torch::nn::Module& model,
         "config or start a new run",
         path, fmt::join(differences, "; ")));
   }
+  const bool checked = has_checksums(h5);
+  if (!checked) {
+    spdlog::warn("{}: a format 1 checkpoint (before checksums): its tensors cannot be verified",
+                 path);
+  }
   {
     torch::NoGradGuard no_grad;
     for (auto& item : model.named_parameters()) {
       const std::string name = "/model/" + item.key();
       if (!h5.exists(name))
         throw std::runtime_error(path + ": parameter " + item.key() + " missing");
-      item.value().copy_(read_tensor(h5, name, item.value()));
+      item.value().copy_(read_tensor(h5, name, item.value(), checked));
     }
   }
   if (optimizer != nullptr) {
-    read_optimizer(h5, model, *optimizer);
-    read_rng(h5, "/rng/cpu", at::globalContext().defaultGenerator(at::kCPU));
+    read_optimizer(h5, model, *optimizer, checked);
+    read_rng(h5, "/rng/cpu", at::globalContext().defaultGenerator(at::kCPU), checked);
     const auto device =
         model.parameters().empty() ? at::Device(at::kCPU) : model.parameters()[0].device();
     if (device.is_cuda() && h5.exists("/rng/cuda")) {
-      read_rng(h5, "/rng/cuda", at::globalContext().defaultGenerator(device));
+      read_rng(h5, "/rng/cuda", at::globalContext().defaultGenerator(device), checked);
     }
   }
   return read_state(h5);
+}
+
+void check_vocabulary(const std::string& path, const TrainingState& state,
+                      const std::string& vocab_sha256, const std::string& vocab_name) {
+  if (state.vocab_sha256.empty()) {
+    spdlog::warn(
+        "{}: a format 1 checkpoint records no vocabulary hash: cannot check that {} is "
+        "the vocabulary it was trained with",
+        path, vocab_name);
+    return;
+  }
+  if (state.vocab_sha256 != vocab_sha256) {
+    throw std::runtime_error(fmt::format(
+        "{} was trained with the vocabulary of SHA-256 {}, but {} has SHA-256 {}: use the "
+        "SentencePiece model the checkpoint was trained with",
+        path, state.vocab_sha256, vocab_name, vocab_sha256));
+  }
 }
 
 std::string checkpoint_path(const std::string& run_dir, std::int64_t step) {

@@ -6,11 +6,16 @@
 //   /optimizer/<name>/exp_avg_sq        float32, Adam's second moment
 //   /rng/cpu, /rng/cuda                 uint8, generator states (restored; training no longer
 //                                       needs them: dropout is seeded per micro-batch)
+//   attribute "crc32" on each of those datasets: the CRC-32 of its values as stored (format 2)
 //   attributes on "/": format "nmt-checkpoint", format_version, step, epoch, batch_in_epoch,
 //   optimizer_step, best_valid_nll, validations_without_improvement, elapsed_seconds,
-//   averaged_from (0, or how many checkpoints were averaged), config (the resolved YAML)
+//   averaged_from (0, or how many checkpoints were averaged), vocab_sha256 (the SentencePiece
+//   model the run was trained with, as in the shards' manifest), config (the resolved YAML)
 // Built in memory, written to a temporary file with checked writes, fsynced and renamed: a
 // checkpoint is complete or absent, and a full disk is an error naming the file and the cause.
+// Nothing non-finite is written, and loading verifies every tensor's checksum and finiteness: a
+// flipped bit or a NaN is an error naming the file and the tensor. Format 1 files (no checksums,
+// no vocabulary hash) still load, with a warning.
 
 #include <torch/nn/module.h>
 #include <torch/optim/adam.h>
@@ -25,7 +30,8 @@
 namespace nmt::checkpoint {
 
 inline constexpr const char* kCheckpointFormat = "nmt-checkpoint";
-inline constexpr std::int64_t kCheckpointFormatVersion = 1;
+inline constexpr std::int64_t kCheckpointFormatVersion = 2;
+inline constexpr std::int64_t kOldestReadableFormatVersion = 1;
 
 // Where training stands; with the parameters, the optimizer and the config (its update size and
 // seed) it is everything an exact resume needs.
@@ -37,9 +43,11 @@ struct TrainingState {
   std::int64_t validations_without_improvement = 0;
   double elapsed_seconds = 0.0;    // training time before this checkpoint
   std::int64_t averaged_from = 0;  // > 0 for an nmt-average output
+  std::string vocab_sha256;        // of the SentencePiece model; empty in format 1 files
 };
 
-// Saves `model` (and `optimizer`, may be null) with the RNG states, atomically.
+// Saves `model` (and `optimizer`, may be null) with the RNG states, atomically. Refuses, naming
+// the tensor, to write a non-finite value.
 void save_checkpoint(const std::string& path, const torch::nn::Module& model,
                      const torch::optim::Adam* optimizer, const TrainingState& state,
                      const RunConfig& config);
@@ -50,9 +58,16 @@ TrainingState read_training_state(const std::string& path);
 
 // Loads parameters into `model` (built from `expected`), and when `optimizer` is given its state
 // and the RNG states. Refuses, naming the file and the differing keys, a checkpoint whose model
-// config differs from `expected.model`, and a truncated or corrupt file.
+// config differs from `expected.model`, a truncated or corrupt file, a tensor whose checksum does
+// not match and a non-finite value (each naming the file and the tensor).
 TrainingState load_checkpoint(const std::string& path, torch::nn::Module& model,
                               torch::optim::Adam* optimizer, const RunConfig& expected);
+
+// Refuses (std::runtime_error naming both hashes) to use the checkpoint at `path` with a
+// vocabulary other than the one it was trained with; `vocab_name` names the vocabulary's file in
+// the message. A format 1 checkpoint has no hash: a warning.
+void check_vocabulary(const std::string& path, const TrainingState& state,
+                      const std::string& vocab_sha256, const std::string& vocab_name);
 
 // The step checkpoints of a run directory's checkpoints/ folder, oldest first.
 std::vector<std::string> list_checkpoints(const std::string& run_dir);

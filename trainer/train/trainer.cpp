@@ -30,6 +30,7 @@
 #include "trainer/train/checkpoint_policy.h"
 #include "trainer/train/evaluation.h"
 #include "trainer/train/run_settings.h"
+#include "trainer/train/skipped_updates.h"
 
 namespace nmt::train {
 namespace {
@@ -47,6 +48,7 @@ struct UpdateStats {
   at::Tensor loss_sum, nll_sum;  // 0-dim, this rank's batches
   std::int64_t tgt_tokens = 0, src_tokens = 0;
   std::int64_t local_tokens = 0;        // source + target tokens of this rank's batches
+  double grad_norm = std::nan("");      // before clipping; NaN when not read (fp16)
   double allreduce_seconds = 0.0;       // this rank's wait for the gradient all-reduce
   bool checkpoint_by_time = false;      // rank 0's clock decides, so every rank agrees
   StopReason stop = StopReason::kNone;  // a stop signal on any rank: every rank stops here
@@ -92,11 +94,13 @@ struct Trainer::Impl {
   runtime::LossScaler scaler{false};
   checkpoint::TrainingState state;
   std::unique_ptr<CheckpointPolicy> checkpoints;  // when step checkpoints are due
+  std::unique_ptr<SkippedUpdates> skipped;        // updates with non-finite gradients
   Clock::time_point run_start = Clock::now();
   double elapsed_before = 0.0;  // training seconds of earlier processes (from the checkpoint)
 
   std::function<StopReason()> stop_source;         // polled once per update
   std::function<void(const RunConfig&)> on_start;  // with the resolved config, before step one
+  Trainer::GradientHook after_backward;            // tests: fault injection
 
   void setup(const std::string& resume_from);
   void setup_data_parallel();
@@ -161,11 +165,15 @@ void Trainer::Impl::setup(const std::string& resume_from) {
                                            : "LibTorch's per-parameter step");
   }
   checkpoints = std::make_unique<CheckpointPolicy>(config.checkpoint, t.max_steps);
+  skipped = std::make_unique<SkippedUpdates>(t.max_skipped_updates);
+  state.vocab_sha256 = train_data.manifest().vocab_sha256;
 }
 
-// One update. Nothing in it reads a value back from the device except the fp16 scaler's one
-// finite check: the losses stay on the device until a log step reads them (read_losses), token
-// counts come from the host batches, clipping and Adam run as device kernels.
+// One update. Nothing in it reads a value back from the device but one finite check (the fp16
+// scaler's, else the gradient norm): the losses stay on the device until a log step reads them
+// (read_losses), token counts come from the host batches, clipping and Adam run as device
+// kernels. An update with non-finite gradients is skipped (SkippedUpdates). The gradients were
+// all-reduced, so every rank reads the same norm and takes the same decision.
 UpdateStats Trainer::Impl::update() {
   const auto& t = config.train;
   UpdateStats u;
@@ -212,12 +220,19 @@ UpdateStats Trainer::Impl::update() {
   // Token-averaged gradients: the update's loss is the mean over all its target tokens (of all
   // ranks: the reducer left the sum over ranks in .grad). The division shares the scaler's pass.
   const auto parameters = model->parameters();
-  const bool finite =
+  if (after_backward) after_backward(state.step + 1, parameters);
+  const bool high_scale = scaler.enabled() && scaler.scale() > 1.0;  // fp16 overflow is routine
+  bool finite =
       scaler.unscale(parameters, static_cast<double>(std::max<std::int64_t>(u.tgt_tokens, 1)));
-  if (t.clip_norm > 0) optim::clip_gradient_norm(parameters, t.clip_norm);
+  if (!scaler.enabled()) {
+    u.grad_norm = gradient_norm();
+    finite = std::isfinite(u.grad_norm);
+  }
+  const bool apply = skipped->admit(state.step + 1, finite, u.grad_norm, !high_scale);
+  if (apply && t.clip_norm > 0) optim::clip_gradient_norm(parameters, t.clip_norm);
   const double lr =
       optim::noam_learning_rate(state.step + 1, config.model.d_model, t.warmup_steps, t.lr_factor);
-  if (finite) adam->step(lr);
+  if (apply) adam->step(lr);
   scaler.update(finite);
   ++state.step;
   const auto position = batches->position();
@@ -288,7 +303,7 @@ void Trainer::Impl::log_update(const UpdateStats& u, LogWindow& w, TrainResult& 
   const std::int64_t step = state.step;
   const auto read_start = Clock::now();
   const auto [loss, nll] = read_losses(u);
-  const double grad_norm = gradient_norm();
+  const double grad_norm = std::isnan(u.grad_norm) ? gradient_norm() : u.grad_norm;
   w.seconds = std::max(w.seconds + seconds_since(read_start), 1e-9);
   result.last_train_loss = loss;
   if (comm.size() > 1) log_rank_throughput(w);
@@ -303,6 +318,7 @@ void Trainer::Impl::log_update(const UpdateStats& u, LogWindow& w, TrainResult& 
   sink->log("train/ppl", step, std::exp(nll));
   sink->log("train/lr", step, lr);
   sink->log("train/grad_norm", step, grad_norm);
+  sink->log("train/skipped_updates", step, static_cast<double>(skipped->total()));
   sink->log("train/tokens_per_s", step, tok_s);
   sink->log("train/ms_per_step", step, ms_per_step);
   std::string memory;
@@ -466,6 +482,10 @@ void Trainer::set_stop_source(std::function<StopReason()> poll) {
   impl_->stop_source = std::move(poll);
 }
 
+void Trainer::set_after_backward(GradientHook hook) {
+  impl_->after_backward = std::move(hook);
+}
+
 void Trainer::set_on_start(std::function<void(const RunConfig&)> on_start) {
   impl_->on_start = std::move(on_start);
 }
@@ -476,7 +496,11 @@ TrainResult Trainer::run(bool resume) {
   const auto existing = checkpoint::list_checkpoints(m.run_dir);
   m.setup(resume && !existing.empty() ? existing.back() : std::string());
   if (resume && !existing.empty()) {
+    const std::string vocab_sha256 = m.state.vocab_sha256;  // the shards'
     m.state = checkpoint::load_checkpoint(existing.back(), *m.model, &m.adam->state(), m.config);
+    checkpoint::check_vocabulary(existing.back(), m.state, vocab_sha256,
+                                 m.config.data.dir + " (manifest)");
+    m.state.vocab_sha256 = vocab_sha256;
     m.batches->seek({m.state.epoch, m.state.batch_in_epoch});
     if (m.comm.is_root()) {
       spdlog::info("resumed from {} at step {} (epoch {}, batch {})", existing.back(), m.state.step,
@@ -515,6 +539,7 @@ TrainResult Trainer::run(bool resume) {
       m.step_seconds_total > 0 ? m.allreduce_seconds / m.step_seconds_total : 0.0;
   result.steps = m.state.step;
   result.steps_this_process = m.state.step - first_step;
+  result.skipped_updates = m.skipped->total();
   result.best_valid_nll = m.state.best_valid_nll;
   if (m.comm.is_root() && result.steps_this_process > 0) progress.finish(m.state.step);
   return result;

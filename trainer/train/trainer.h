@@ -5,7 +5,8 @@
 // One update:
 //   for each of this rank's `accumulation` batches: loss = smoothed CE summed over tokens; backward
 //   gradients summed over ranks (data parallelism), /= target tokens of the update on all ranks;
-//   optional clipping; lr = noam(step); Adam step
+//   an update with non-finite gradients is skipped (skipped_updates.h); optional clipping;
+//   lr = noam(step); Adam step
 // Data parallelism: every rank holds a replica (rank 0's initial parameters, broadcast and
 // checked), takes its share of each update's batches (train.update_batches, the same batches on
 // any number of ranks; batch_stream.h), and applies the same reduced update. Dropout is seeded per
@@ -13,9 +14,12 @@
 // either: a run resumed on a different number of ranks continues as the uninterrupted run would.
 // Rank 0 alone writes checkpoints and metrics.
 
+#include <ATen/core/Tensor.h>
+
 #include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "common/stop_signals.h"
 #include "preprocess/shard_format.h"
@@ -29,6 +33,7 @@ namespace nmt::train {
 struct TrainResult {
   std::int64_t steps = 0;               // the run's step count at the end
   std::int64_t steps_this_process = 0;  // of them, the ones this process trained (after a resume)
+  std::int64_t skipped_updates = 0;     // of those, updates skipped for non-finite gradients
   double best_valid_nll = 0.0;          // per target token
   double last_train_loss = 0.0;         // smoothed, per target token, of the last logged update
                                         // (the last step is always logged)
@@ -59,6 +64,11 @@ class Trainer {
   // resolved config (precision and update_batches decided, as written to config.yaml): where
   // nmt-train registers the tracked run, so that a start that fails earlier records nothing.
   void set_on_start(std::function<void(const RunConfig&)> on_start);
+  // Called on every rank after each update's backward pass and gradient all-reduce, before the
+  // gradients are checked and applied, with the update's step (1-based) and the parameters: tests
+  // inject faults (a NaN into a gradient) through it.
+  using GradientHook = std::function<void(std::int64_t step, const std::vector<at::Tensor>&)>;
+  void set_after_backward(GradientHook hook);
 
  private:
   struct Impl;

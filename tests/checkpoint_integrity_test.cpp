@@ -1,0 +1,233 @@
+// Nothing corrupt or non-finite gets into or out of a checkpoint: a flipped bit in a stored tensor
+// is an error naming the file and the tensor (also for nmt-average); non-finite values are refused
+// when saving and when loading; a checkpoint refuses a vocabulary other than its own; training
+// skips an update whose gradients hold a NaN (the parameters and Adam's moments stay bit for bit)
+// and stops with an error after train.max_skipped_updates in a row, leaving only finite
+// checkpoints.
+
+#include <ATen/ops/equal.h>
+#include <ATen/ops/isfinite.h>
+#include <hdf5.h>
+#include <torch/utils.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <limits>
+
+#include "test_utils.h"
+#include "tiny_training.h"
+#include "trainer/checkpoint/averaging.h"
+#include "trainer/checkpoint/checkpoint.h"
+#include "trainer/model/transformer.h"
+#include "trainer/optim/adam_state.h"
+#include "trainer/train/trainer.h"
+
+namespace nmt {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::load_model;
+using testing::sink_in;
+using testing::TempDir;
+using testing::tiny_config;
+using testing::write_data;
+
+constexpr const char* kTensor = "encoder.layers.0.ffn.linear1.weight";
+
+std::string read_bytes(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+// Flips the lowest bit of one float of `tensor` where its values lie in the file (a contiguous,
+// uncompressed dataset), as a failing disk or bus would: the value changes by one ulp, stays
+// finite, and nothing but the checksum can tell.
+void flip_a_bit_of(const std::string& path, const at::Tensor& tensor) {
+  const auto values = tensor.detach().to(at::kFloat).contiguous();
+  const std::string needle(static_cast<const char*>(values.data_ptr()), 64);
+  std::string bytes = read_bytes(path);
+  const auto at = bytes.find(needle);
+  ASSERT_NE(at, std::string::npos) << "the tensor's values are not in " << path;
+  ASSERT_EQ(bytes.find(needle, at + 1), std::string::npos) << "found twice";
+  bytes[at + 32] = static_cast<char>(bytes[at + 32] ^ 0x01);  // float 8's lowest mantissa bit
+  std::ofstream(path, std::ios::binary | std::ios::trunc) << bytes;
+}
+
+// Overwrites one value of a stored dataset through HDF5 (checksum left as it was) and, with
+// `version`, the file's format version.
+void poke(const std::string& path, const std::string& dataset, float value, std::int64_t version) {
+  const hid_t file = H5Fopen(path.c_str(), H5F_ACC_RDWR, H5P_DEFAULT);
+  ASSERT_GE(file, 0);
+  const hid_t data = H5Dopen2(file, dataset.c_str(), H5P_DEFAULT);
+  ASSERT_GE(data, 0) << dataset;
+  const hid_t space = H5Dget_space(data);
+  std::vector<float> values(static_cast<std::size_t>(H5Sget_simple_extent_npoints(space)));
+  ASSERT_GE(H5Dread(data, H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, values.data()), 0);
+  values[3] = value;
+  ASSERT_GE(H5Dwrite(data, H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, values.data()), 0);
+  const hid_t attr = H5Aopen_by_name(file, "/", "format_version", H5P_DEFAULT, H5P_DEFAULT);
+  ASSERT_GE(H5Awrite(attr, H5T_NATIVE_INT64, &version), 0);
+  H5Aclose(attr);
+  H5Sclose(space);
+  H5Dclose(data);
+  ASSERT_GE(H5Fclose(file), 0);
+}
+
+struct Saved {
+  RunConfig config;
+  std::string path;
+  model::Transformer model{nullptr};
+};
+
+Saved save_one(const TempDir& dir, const std::string& name, const std::string& vocab = "tiny") {
+  Saved s;
+  s.config = tiny_config(write_data(dir, 16, "data-" + name, vocab));
+  torch::manual_seed(7);
+  s.model = model::Transformer(s.config.model);
+  checkpoint::TrainingState state;
+  state.step = 3;
+  state.vocab_sha256 = vocab;
+  s.path = dir.file(name + ".h5");
+  checkpoint::save_checkpoint(s.path, *s.model, nullptr, state, s.config);
+  return s;
+}
+
+TEST(CheckpointIntegrity, AFlippedBitIsAnErrorNamingTheFileAndTheTensor) {
+  TempDir dir;
+  const auto good = save_one(dir, "good");
+  EXPECT_NO_THROW(load_model(good.path, good.config));
+  const std::string bad = dir.file("bad.h5");
+  fs::copy_file(good.path, bad);
+  flip_a_bit_of(bad, good.model->named_parameters()[kTensor]);
+  NMT_EXPECT_THROW_WITH(load_model(bad, good.config), std::runtime_error, "bad.h5", kTensor,
+                        "checksum");
+  // nmt-average reads every input through the same check and writes nothing.
+  const std::string average = dir.file("average.h5");
+  NMT_EXPECT_THROW_WITH(checkpoint::average_checkpoints({good.path, bad}, average),
+                        std::runtime_error, "bad.h5", kTensor);
+  EXPECT_FALSE(fs::exists(average));
+}
+
+TEST(CheckpointIntegrity, NonFiniteValuesAreNeitherSavedNorLoaded) {
+  TempDir dir;
+  const auto good = save_one(dir, "good");
+  {
+    torch::NoGradGuard no_grad;
+    good.model->named_parameters()[kTensor].view({-1})[5] = std::nanf("");
+  }
+  const std::string nan_path = dir.file("nan.h5");
+  NMT_EXPECT_THROW_WITH(
+      checkpoint::save_checkpoint(nan_path, *good.model, nullptr, {}, good.config),
+      std::runtime_error, "nan.h5", kTensor, "non-finite");
+  EXPECT_FALSE(fs::exists(nan_path));
+
+  // An infinity behind a checksum that cannot see it (a format 1 file, before checksums).
+  const std::string inf_path = dir.file("inf.h5");
+  fs::copy_file(good.path, inf_path);
+  poke(inf_path, std::string("/model/") + kTensor, std::numeric_limits<float>::infinity(), 1);
+  NMT_EXPECT_THROW_WITH(load_model(inf_path, good.config), std::runtime_error, "inf.h5", kTensor,
+                        "non-finite");
+  // The same file with a finite value loads: format 1 is still read.
+  poke(inf_path, std::string("/model/") + kTensor, 0.25f, 1);
+  EXPECT_NO_THROW(load_model(inf_path, good.config));
+  EXPECT_EQ(checkpoint::read_training_state(inf_path).vocab_sha256, "") << "format 1: no hash";
+}
+
+TEST(CheckpointIntegrity, AnotherVocabularyIsRefusedNamingBothHashes) {
+  TempDir dir;
+  const auto a = save_one(dir, "a", "aaaa");
+  const auto b = save_one(dir, "b", "bbbb");
+  const auto state = checkpoint::read_training_state(a.path);
+  EXPECT_EQ(state.vocab_sha256, "aaaa");
+  EXPECT_NO_THROW(checkpoint::check_vocabulary(a.path, state, "aaaa", "spm.model"));
+  NMT_EXPECT_THROW_WITH(checkpoint::check_vocabulary(a.path, state, "bbbb", "spm.model"),
+                        std::runtime_error, "a.h5", "aaaa", "bbbb", "spm.model");
+  NMT_EXPECT_THROW_WITH(checkpoint::average_checkpoints({a.path, b.path}, dir.file("ab.h5")),
+                        std::runtime_error, "aaaa", "bbbb");
+
+  // Resuming a run on shards made with another vocabulary.
+  auto config = tiny_config(write_data(dir, 16, "data-one", "one"));
+  config.train.max_steps = 4;
+  const std::string run = dir.file("run");
+  train::Trainer(config, run, sink_in(run)).run(false);
+  EXPECT_EQ(checkpoint::read_training_state(checkpoint::checkpoint_path(run, 4)).vocab_sha256,
+            "one");
+  auto other = config;
+  other.data.dir = write_data(dir, 16, "data-two", "two");
+  other.train.max_steps = 8;
+  NMT_EXPECT_THROW_WITH(train::Trainer(other, run, sink_in(run)).run(true), std::runtime_error,
+                        "step-00000004.h5", "one", "two");
+}
+
+// A NaN in one gradient at steps 3 and 4: both updates are skipped, so the parameters and Adam's
+// moments after step 4 are bit for bit those after step 2; training then goes on.
+TEST(CheckpointIntegrity, ANanGradientSkipsTheUpdate) {
+  TempDir dir;
+  auto config = tiny_config(write_data(dir, 32));
+  config.train.max_steps = 6;
+  config.checkpoint.every_steps = 1;
+  config.checkpoint.keep_last = 10;
+  const std::string run = dir.file("run");
+  train::Trainer trainer(config, run, sink_in(run));
+  trainer.set_after_backward([](std::int64_t step, const std::vector<at::Tensor>& parameters) {
+    if (step == 3 || step == 4) parameters[0].grad().view({-1})[0] = std::nanf("");
+  });
+  const auto result = trainer.run(false);
+  EXPECT_EQ(result.steps, 6);
+  EXPECT_EQ(result.skipped_updates, 2);
+
+  model::Transformer before(config.model), after(config.model), later(config.model);
+  torch::optim::Adam adam_before(before->parameters()), adam_after(after->parameters());
+  checkpoint::load_checkpoint(checkpoint::checkpoint_path(run, 2), *before, &adam_before, config);
+  checkpoint::load_checkpoint(checkpoint::checkpoint_path(run, 4), *after, &adam_after, config);
+  checkpoint::load_checkpoint(checkpoint::checkpoint_path(run, 6), *later, nullptr, config);
+  const auto pb = before->named_parameters(), pa = after->named_parameters();
+  const auto pl = later->named_parameters();
+  bool moved = false;
+  for (const auto& item : pb) {
+    EXPECT_TRUE(at::equal(item.value(), pa[item.key()])) << item.key() << " changed";
+    EXPECT_TRUE(at::isfinite(pl[item.key()]).all().item<bool>()) << item.key();
+    moved |= !at::equal(item.value(), pl[item.key()]);
+  }
+  EXPECT_TRUE(moved) << "steps 5 and 6 trained";
+  for (const auto& item : pb) {
+    const auto& sb = static_cast<const torch::optim::AdamParamState&>(
+        *adam_before.state().at(optim::adam_state_key(adam_before.state(), item.value())));
+    const auto& sa = static_cast<const torch::optim::AdamParamState&>(
+        *adam_after.state().at(optim::adam_state_key(adam_after.state(), pa[item.key()])));
+    EXPECT_TRUE(at::equal(sb.exp_avg_sq(), sa.exp_avg_sq())) << item.key();
+  }
+}
+
+// NaN gradients from step 4 on with max_skipped_updates 3: the run stops at step 6 with an
+// error, and every checkpoint left (keep_last 2) loads, the newest holding step 3's weights.
+TEST(CheckpointIntegrity, TooManyNanUpdatesInARowStopTheRun) {
+  TempDir dir;
+  auto config = tiny_config(write_data(dir, 32));
+  config.train.max_steps = 20;
+  config.train.max_skipped_updates = 3;
+  config.checkpoint.every_steps = 1;
+  config.checkpoint.keep_last = 2;
+  const std::string run = dir.file("run");
+  train::Trainer trainer(config, run, sink_in(run));
+  trainer.set_after_backward([](std::int64_t step, const std::vector<at::Tensor>& parameters) {
+    if (step >= 4) parameters[1].grad().view({-1})[2] = std::nanf("");
+  });
+  NMT_EXPECT_THROW_WITH(trainer.run(false), std::runtime_error, "step 6", "3 updates in a row",
+                        "max_skipped_updates");
+  const auto left = checkpoint::list_checkpoints(run);
+  ASSERT_EQ(left.size(), 2u);
+  EXPECT_EQ(left.back(), checkpoint::checkpoint_path(run, 5));
+  const auto newest = load_model(left.back(), config);
+  const auto third = load_model(left.front(), config);  // step 4: skipped, so step 3's weights
+  for (const auto& item : newest->named_parameters()) {
+    EXPECT_TRUE(at::equal(item.value(), third->named_parameters()[item.key()])) << item.key();
+  }
+}
+
+}  // namespace
+}  // namespace nmt
