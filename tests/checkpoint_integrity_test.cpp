@@ -15,6 +15,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <iterator>
 #include <limits>
 
@@ -163,20 +164,28 @@ TEST(CheckpointIntegrity, AnotherVocabularyIsRefusedNamingBothHashes) {
                         "step-00000004.h5", "one", "two");
 }
 
+// Trains `config` in `run` with a checkpoint at every step, writing a NaN into the first
+// parameter's gradient at the updates `poisoned` picks.
+train::TrainResult train_with_nans(RunConfig config, const std::string& run,
+                                   std::function<bool(std::int64_t)> poisoned) {
+  config.checkpoint.every_steps = 1;
+  train::Trainer trainer(config, run, sink_in(run));
+  trainer.set_after_backward([poisoned](std::int64_t step, const std::vector<at::Tensor>& params) {
+    if (poisoned(step)) params[0].grad().view({-1})[0] = std::nanf("");
+  });
+  return trainer.run(false);
+}
+
 // A NaN in one gradient at steps 3 and 4: both updates are skipped, so the parameters and Adam's
 // moments after step 4 are bit for bit those after step 2; training then goes on.
 TEST(CheckpointIntegrity, ANanGradientSkipsTheUpdate) {
   TempDir dir;
   auto config = tiny_config(write_data(dir, 32));
   config.train.max_steps = 6;
-  config.checkpoint.every_steps = 1;
   config.checkpoint.keep_last = 10;
   const std::string run = dir.file("run");
-  train::Trainer trainer(config, run, sink_in(run));
-  trainer.set_after_backward([](std::int64_t step, const std::vector<at::Tensor>& parameters) {
-    if (step == 3 || step == 4) parameters[0].grad().view({-1})[0] = std::nanf("");
-  });
-  const auto result = trainer.run(false);
+  const auto result =
+      train_with_nans(config, run, [](std::int64_t step) { return step == 3 || step == 4; });
   EXPECT_EQ(result.steps, 6);
   EXPECT_EQ(result.skipped_updates, 2);
 
@@ -210,15 +219,10 @@ TEST(CheckpointIntegrity, TooManyNanUpdatesInARowStopTheRun) {
   auto config = tiny_config(write_data(dir, 32));
   config.train.max_steps = 20;
   config.train.max_skipped_updates = 3;
-  config.checkpoint.every_steps = 1;
   config.checkpoint.keep_last = 2;
   const std::string run = dir.file("run");
-  train::Trainer trainer(config, run, sink_in(run));
-  trainer.set_after_backward([](std::int64_t step, const std::vector<at::Tensor>& parameters) {
-    if (step >= 4) parameters[1].grad().view({-1})[2] = std::nanf("");
-  });
-  NMT_EXPECT_THROW_WITH(trainer.run(false), std::runtime_error, "step 6", "3 updates in a row",
-                        "max_skipped_updates");
+  NMT_EXPECT_THROW_WITH(train_with_nans(config, run, [](std::int64_t step) { return step >= 4; }),
+                        std::runtime_error, "step 6", "3 updates in a row", "max_skipped_updates");
   const auto left = checkpoint::list_checkpoints(run);
   ASSERT_EQ(left.size(), 2u);
   EXPECT_EQ(left.back(), checkpoint::checkpoint_path(run, 5));
