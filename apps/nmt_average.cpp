@@ -22,8 +22,7 @@ int main(int argc, char** argv) {
   run->excludes(files);
   nmt::add_logging_flags(app, log);
   return nmt::run_tool(app, log, argc, argv, [&] {
-    if (inputs.empty() && run_dir.empty())
-      throw std::invalid_argument("give --run-dir or --inputs");
+    if (inputs.empty() && run_dir.empty()) throw nmt::UsageError("give --run-dir or --inputs");
     const auto chosen = inputs.empty() ? nmt::checkpoint::last_checkpoints(run_dir, last) : inputs;
     nmt::checkpoint::average_checkpoints(chosen, output);
     spdlog::info("wrote {} (average of {} checkpoints)", output, chosen.size());

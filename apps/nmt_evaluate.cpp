@@ -123,11 +123,14 @@ int main(int argc, char** argv) {
   app.add_option("--beam", o.bleu.beam, "Beam size (1: greedy)")->capture_default_str();
   app.add_option("--alpha", o.bleu.alpha, "Length penalty alpha")->capture_default_str();
   app.add_option("--sentences", o.bleu.sentences, "Translate only the first N pairs (0: all)");
-  app.add_option("--device", o.device, "cpu, cuda, cuda:N or auto")->capture_default_str();
+  app.add_option("--device", o.device, "cpu, cuda, cuda:N or auto")
+      ->capture_default_str()
+      ->check(nmt::parsed_by(nmt::runtime::check_device_name));
   app.add_option("--threads", o.threads, "CPU threads (0: all cores)");
   app.add_option("--precision", o.precision,
                  "auto (bf16 where the device runs it natively and faster), fp32, bf16, fp16")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(nmt::parsed_by(nmt::runtime::parse_precision));
   app.add_flag("--record", o.record, "Record the scores in the checkpoint's tracker run");
   app.add_option("--run-dir", o.run_dir,
                  "With --record: the training run directory (its run.json names the tracked run; "

@@ -1,9 +1,21 @@
 // nmt-preprocess: WMT-style parallel corpora -> cleaned, joint-vocabulary-encoded HDF5 shards.
+//
+// Exit codes: 0 done; 1 an error (logged; the temporary output OUT.tmp-PID is removed, a previous
+// output replaced by --overwrite stays); 128 + signal when stopped by a signal: 130 for SIGINT,
+// 143 for SIGTERM (also 138 SIGUSR1, 140 SIGUSR2). The first signal is honoured within a pair
+// (cleaning), a block (encoding) or 100 ms (vocabulary training): the temporary output is removed
+// and one line logged. Unlike nmt-train's 75 there is nothing to resume, so SIGTERM gets the
+// shell's own code. A second signal exits at once (same codes) and may leave OUT.tmp-PID, which
+// the next run removes.
 
+#include <csignal>
+#include <cstdlib>
 #include <iostream>
 
 #include "common/cli.h"
 #include "common/progress.h"
+#include "common/stop_signals.h"
+#include "preprocess/corpus_reader.h"
 #include "preprocess/pipeline.h"
 
 namespace {
@@ -29,7 +41,8 @@ void add_corpus_flags(CLI::App& app, CommandLine& cl) {
   }
   app.add_option("--format", cl.format,
                  "Corpus format of the files given here: auto, text, sgml, tsv")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(nmt::parsed_by(nmt::preprocess::parse_corpus_format));
   app.add_option("--tsv-columns", cl.tsv_columns, "Source and target columns of TSV rows (0-based)")
       ->expected(2)
       ->delimiter(',');
@@ -48,6 +61,41 @@ void add_corpora(const CommandLine& cl, PreprocessConfig& config) {
       }
       config.split(split).corpora.push_back(spec);
     }
+  }
+}
+
+const char* signal_name(int signo) {
+  switch (signo) {
+    case SIGINT:
+      return "SIGINT";
+    case SIGTERM:
+      return "SIGTERM";
+    case SIGUSR1:
+      return "SIGUSR1";
+    case SIGUSR2:
+      return "SIGUSR2";
+    default:
+      return "a signal";
+  }
+}
+
+// Runs the pipeline under the stop signals. On a stop the temporary output is gone by the time
+// PreprocessStopped arrives here; the process ends with std::_Exit because a vocabulary training
+// may still run on its abandoned thread, which static destructors must not race.
+nmt::preprocess::PreprocessResult run_stoppably(const PreprocessConfig& config) {
+  const nmt::StopSignals signals(
+      "second stop signal: exiting now; the temporary output OUT.tmp-PID may be left (the next "
+      "run removes it)\n");
+  try {
+    return nmt::preprocess::run_preprocess(
+        config, [] { return nmt::StopSignals::requested() != nmt::StopReason::kNone; });
+  } catch (const nmt::preprocess::PreprocessStopped&) {
+    const int signo = nmt::StopSignals::signal_number();
+    spdlog::warn("stopped by {}: temporary output removed, {} {}", signal_name(signo), config.out,
+                 config.overwrite ? "left as it was" : "not written");
+    spdlog::default_logger()->flush();
+    std::cout.flush();
+    std::_Exit(128 + signo);
   }
 }
 
@@ -85,8 +133,10 @@ int main(int argc, char** argv) {
   app.add_option("--config", cl.config_file, "YAML config (see preprocess/preprocess_config.h)");
   app.add_option("--set", cl.overrides, "Override a config key, e.g. --set vocab.size=8000");
   auto* out = app.add_option("--out", flags.out, "Output directory (must not exist)");
-  auto* overwrite =
-      app.add_flag("--overwrite", flags.overwrite, "Replace an existing output directory");
+  auto* overwrite = app.add_flag(
+      "--overwrite", flags.overwrite,
+      "Replace an existing output directory, only if it holds a previous preprocessing output "
+      "(its manifest and the files it lists, nothing else)");
   auto* vocab_size =
       app.add_option("--vocab-size", flags.vocab.vocab_size, "Joint vocabulary size");
   auto* vocab_type = app.add_option("--vocab-type", flags.vocab.model_type, "bpe or unigram");
@@ -107,7 +157,7 @@ int main(int argc, char** argv) {
     if (*threads) config.threads = flags.threads;
     if (*shard_size) config.shards.pairs_per_shard = flags.shards.pairs_per_shard;
     add_corpora(cl, config);
-    const auto result = nmt::preprocess::run_preprocess(config);
+    const auto result = run_stoppably(config);
     print_summary(result, config.out);
     return 0;
   });

@@ -3,8 +3,9 @@
 // label, so `nmt-tracker table --sweep NAME` prints the table. Locally (K rows at a time; a re-run
 // skips finished rows and resumes interrupted ones) or as a Slurm array (--slurm FILE [--submit]),
 // one array task per row with --ranks-per-row ranks (or --gpus-per-row ranks of one GPU each).
-// Exit codes: 0 every row done; 1 an error or a failed row; 75 stopped by SIGTERM/SIGUSR1 and 130
-// by SIGINT, passed on to the rows, which checkpoint (a later nmt-sweep resumes them).
+// Exit codes: 0 every row done; 1 an error or a failed row; 2 an argument error; 75 stopped by
+// SIGTERM/SIGUSR1 and 130 by SIGINT, passed on to the rows, which checkpoint (a later nmt-sweep
+// resumes them).
 
 #include <unistd.h>
 
@@ -54,7 +55,7 @@ void print_plan(const std::vector<nmt::sweep::RowPlan>& rows) {
 // --gpus-per-row G: G ranks of one GPU each; --ranks-per-row N without GPUs. Both: must agree.
 int ranks_per_row(const Options& o) {
   if (o.gpus > 0 && o.ranks > 0 && o.ranks != o.gpus) {
-    throw std::invalid_argument(
+    throw nmt::UsageError(
         fmt::format("--ranks-per-row {} and --gpus-per-row {}: one rank per GPU; give one of them",
                     o.ranks, o.gpus));
   }

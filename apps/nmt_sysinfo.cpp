@@ -114,7 +114,9 @@ int main(int argc, char** argv) {
                  "Side of the square matrices timed for GFLOP/s (0 skips the measurement)")
       ->capture_default_str();
   app.add_option("--threads", options.threads, "Intra-op threads (0: LibTorch's default)");
-  app.add_option("--device", options.device, "cpu, cuda, cuda:N or auto")->capture_default_str();
+  app.add_option("--device", options.device, "cpu, cuda, cuda:N or auto")
+      ->capture_default_str()
+      ->check(nmt::parsed_by(nmt::runtime::check_device_name));
   app.add_flag("--require-fast-blas", options.require_fast_blas,
                "Exit with status 3 when LibTorch runs on the reference BLAS");
   nmt::add_logging_flags(app, log);

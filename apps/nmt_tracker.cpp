@@ -1,6 +1,8 @@
 // nmt-tracker: the command line to nmt-trackerd (tracker/API.md): the runs, one run with its
 // attempts, a metric series, two runs side by side, a sweep's ablation table in the layout of the
-// paper's Table 3, and the two writes scripts need (log-eval, set-status).
+// paper's Table 3, and the two writes scripts need (log-eval, set-status). Names and keys come from
+// whoever wrote to the daemon: every text printed passes through printable() (table_format.h),
+// except --json output, which is the daemon's JSON as sent.
 
 #include <fmt/chrono.h>
 #include <fmt/format.h>
@@ -23,6 +25,7 @@ namespace {
 using nlohmann::json;
 using nmt::tracker::HttpClient;
 using nmt::tracker::json_cell;
+using nmt::tracker::printable;
 using Table = std::vector<std::vector<std::string>>;
 
 // The daemon did not answer (or cannot be found): exit status 3, so scripts can tell it apart.
@@ -58,7 +61,7 @@ std::unique_ptr<HttpClient> connect(const Daemon& d) {
     if (!port) throw Unreachable("no port file " + d.port_file + ": is nmt-trackerd running?");
     url = nmt::tracker::parse_url("http://127.0.0.1:" + *port);
   } else {
-    throw std::invalid_argument("say where the daemon is: --url http://HOST:PORT or --port-file");
+    throw nmt::UsageError("say where the daemon is: --url http://HOST:PORT or --port-file");
   }
   std::string token;
   if (!d.token_file.empty()) {
@@ -81,9 +84,10 @@ json call(HttpClient& http, const std::string& method, const std::string& target
   }
   const json answer = json::parse(response.body, nullptr, /*allow_exceptions=*/false);
   if (response.status != 200) {
+    // The daemon's message quotes what it was sent (a sweep name, a key).
     const std::string message = answer.is_object() && answer.contains("error")
-                                    ? answer["error"].get<std::string>()
-                                    : response.body.substr(0, 300);
+                                    ? json_cell(answer["error"])
+                                    : printable(response.body.substr(0, 300));
     throw std::runtime_error(fmt::format("{} {}: {} {}", method, target, response.status, message));
   }
   if (answer.is_discarded()) {
@@ -132,7 +136,7 @@ int cmd_runs(HttpClient& http, const RunsQuery& q) {
   for (const auto& p : q.params) {
     const auto eq = p.find('=');
     if (eq == std::string::npos || eq == 0) {
-      throw std::invalid_argument("--param wants key=value, got '" + p + "'");
+      throw nmt::UsageError("--param wants key=value, got '" + printable(p) + "'");
     }
     params.emplace_back("param." + p.substr(0, eq), p.substr(eq + 1));
   }
@@ -186,7 +190,7 @@ int cmd_show(HttpClient& http, std::int64_t run, bool as_json) {
   std::cout << "\nparams\n";
   const json params = r.value("params", json::object());
   for (const auto& [key, value] : params.items()) {
-    std::cout << fmt::format("  {} = {}\n", key, json_cell(value));
+    std::cout << fmt::format("  {} = {}\n", printable(key), json_cell(value));
   }
   const std::vector<std::string> eval_keys = {"split", "step",       "checkpoint", "bleu",
                                               "chrf",  "perplexity", "signature"};
@@ -221,6 +225,12 @@ struct MetricsQuery {
 int cmd_metrics(HttpClient& http, const MetricsQuery& q) {
   const json answer = metric_series(http, q.run, q.key, q.max_points, q.rank);
   if (q.json) return std::cout << answer.dump(2) << "\n", 0;
+  if (answer.value("downsampled", false)) {
+    std::cerr << fmt::format(
+        "{} points, downsampled to {} buckets by step (mean value, with min and max); the daemon "
+        "answers at most its --max-response-points; --rank R or --json for one rank's series\n",
+        answer.value("total_points", std::int64_t{0}), answer.at("points").size());
+  }
   const std::vector<std::string> keys = {"step", "value", "min", "max", "rank", "time"};
   const Table rows = rows_of(answer.at("points"), keys);
   if (!q.csv) return print_table(keys, rows), 0;
@@ -236,24 +246,31 @@ int cmd_metrics(HttpClient& http, const MetricsQuery& q) {
 
 // ---- compare -----------------------------------------------------------------------------------
 
-// The last point of every metric series of `run` (the series are ordered by step).
+// The newest value of every metric series of `run` (the daemon's "last": exact also when the
+// series is long enough to be answered downsampled).
 std::map<std::string, json> latest_metrics(HttpClient& http, const json& run) {
   std::map<std::string, json> latest;
   for (const auto& key : run.value("metric_keys", json::array())) {
-    const json series = metric_series(http, run.at("run_id").get<std::int64_t>(), key, 0, -1);
-    const auto& points = series.at("points");
-    latest[key] = points.empty() ? json() : points.back().value("value", json());
+    const json series = metric_series(http, run.at("run_id").get<std::int64_t>(), key, 1, -1);
+    const json last = series.value("last", json());
+    latest[key] = last.is_object() ? last.value("value", json()) : json();
   }
   return latest;
 }
 
-// The newest eval of each split: highest step, the later one on a tie.
+// The newest eval of each split: highest step, the later one on a tie. An eval recorded without a
+// step (the daemon sends null) ranks below every step.
 std::map<std::string, json> newest_evals(const json& run) {
+  const auto step = [](const json& eval) {
+    const json s = eval.value("step", json());
+    return s.is_number_integer() ? s.get<std::int64_t>() : std::int64_t{-1};
+  };
   std::map<std::string, json> newest;
   for (const auto& eval : run.value("evals", json::array())) {
-    const std::string split = eval.value("split", "");
-    const auto step = [](const json& e) { return e.value("step", json(-1)).get<std::int64_t>(); };
-    if (!newest.count(split) || step(eval) >= step(newest[split])) newest[split] = eval;
+    const json name = eval.value("split", json(""));
+    const std::string split = name.is_string() ? name.get<std::string>() : name.dump();
+    const auto it = newest.find(split);
+    if (it == newest.end() || step(eval) >= step(it->second)) newest[split] = eval;
   }
   return newest;
 }
@@ -427,7 +444,9 @@ int main(int argc, char** argv) {
       "Query nmt-trackerd: runs, metric series, comparisons, and a sweep's ablation "
       "table in the layout of the paper's Table 3.",
       "nmt-tracker"};
-  app.footer("Exit status: 0 done, 1 error (unknown run, bad arguments), 3 daemon unreachable.");
+  app.footer(
+      "Exit status: 0 done, 1 error (unknown run, refused), 2 bad arguments, 3 daemon "
+      "unreachable.");
   app.require_subcommand(1);
   app.fallthrough();
   Daemon daemon;

@@ -8,6 +8,7 @@
 #include <csignal>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <sstream>
 #include <stdexcept>
 
@@ -25,14 +26,41 @@ using nmt::tracker::HttpServer;
 using nmt::tracker::ServerOptions;
 
 struct DaemonOptions {
-  std::string db;          // the SQLite file; created when missing
+  std::string db;          // the SQLite file; created 0600 when missing
   std::string port_file;   // written once listening: the port and a newline
   std::string token_file;  // bearer token; required off loopback
+  double idle_timeout_s = 30.0;
+  double header_timeout_s = 10.0;
   double read_timeout_s = 30.0;
   ServerOptions server;
-  // Two handler threads let one parse JSON while the other holds the store.
-  DaemonOptions() { server.handler_threads = 2; }
+  nmt::tracker::HandlerOptions handler;
+  // Four handler threads: JSON is parsed outside the store locks, a write (ingest) and a read (a
+  // long series) run at once on their own connections, and a quick request still finds a thread.
+  DaemonOptions() { server.handler_threads = 4; }
 };
+
+void add_limit_flags(CLI::App& app, DaemonOptions& o) {
+  app.add_option("--max-connections", o.server.max_connections,
+                 "Open connections in all; more are answered 503 and closed")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  app.add_option("--max-connections-per-client", o.server.max_connections_per_client,
+                 "Open connections from one client IP address; more are answered 503 and closed")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  app.add_option("--max-json-depth", o.handler.json.max_depth,
+                 "Deepest nesting of arrays and objects in a request body; deeper gets 400")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  app.add_option("--max-json-elements", o.handler.json.max_elements,
+                 "Most arrays, objects, items and members in a request body; more gets 400")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  app.add_option("--max-response-points", o.handler.max_response_points,
+                 "Most points in a metric series answer; longer series are downsampled")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+}
 
 void add_flags(CLI::App& app, DaemonOptions& o) {
   app.add_option("--db", o.db, "SQLite database file (created when missing)")->required();
@@ -45,18 +73,29 @@ void add_flags(CLI::App& app, DaemonOptions& o) {
                  "Write the listening port here (atomically) once ready; removed on clean exit");
   app.add_option("--token-file", o.token_file,
                  "File holding the bearer token every request but /api/health must carry");
-  app.add_option("--threads", o.server.handler_threads,
-                 "Threads running requests (JSON work runs in parallel; the store is serialized)")
+  app.add_option(
+         "--threads", o.server.handler_threads,
+         "Threads running requests (JSON work in parallel; writes on one database connection, "
+         "reads on another)")
       ->capture_default_str()
       ->check(CLI::Range(1u, 64u));
   app.add_option("--body-limit", o.server.body_limit,
                  "Largest request body in bytes (suffixes k, M: 16M); larger ones get 413")
       ->capture_default_str()
       ->transform(CLI::AsSizeValue(false));
-  app.add_option("--read-timeout", o.read_timeout_s,
-                 "Seconds a client has to send a whole request (also the keep-alive idle limit)")
+  app.add_option("--idle-timeout", o.idle_timeout_s,
+                 "Seconds a connection may wait for its next request before it is closed")
       ->capture_default_str()
       ->check(CLI::PositiveNumber);
+  app.add_option("--header-timeout", o.header_timeout_s,
+                 "Seconds from a request's first byte to the end of its header")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  app.add_option("--read-timeout", o.read_timeout_s,
+                 "Seconds from a request's first byte to the end of its body")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  add_limit_flags(app, o);
 }
 
 bool is_loopback(const std::string& address) {
@@ -97,6 +136,26 @@ std::string resolve_token(const DaemonOptions& o) {
   return read_token(o.token_file);
 }
 
+std::chrono::milliseconds milliseconds(double seconds) {
+  return std::chrono::milliseconds(static_cast<long>(seconds * 1000));
+}
+
+// Removes the port file only while it still names this daemon's port: a second daemon given the
+// same file has overwritten it, and its file must outlive this daemon. (A daemon starting between
+// the read and the removal loses its file; the window is a few microseconds at exit.)
+void remove_own_port_file(const std::string& path, const std::string& written) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return;  // already gone
+  std::stringstream text;
+  text << in.rdbuf();
+  if (text.str() != written) {
+    spdlog::info("port file {} now belongs to another daemon; left in place", path);
+    return;
+  }
+  std::error_code ignored;
+  std::filesystem::remove(path, ignored);
+}
+
 // Runs until the server has stopped and every in-flight request has been answered.
 void serve(asio::io_context& io, asio::signal_set& signals, HttpServer& server) {
   signals.async_wait([&](const boost::system::error_code& ec, int signal) {
@@ -111,28 +170,45 @@ void serve(asio::io_context& io, asio::signal_set& signals, HttpServer& server) 
 }
 
 int run_daemon(DaemonOptions& o) {
-  o.server.read_timeout = std::chrono::milliseconds(static_cast<long>(o.read_timeout_s * 1000));
+  o.server.idle_timeout = milliseconds(o.idle_timeout_s);
+  o.server.header_timeout = milliseconds(o.header_timeout_s);
+  o.server.read_timeout = milliseconds(o.read_timeout_s);
   o.server.validate();
+  o.handler.validate();
   const std::string token = resolve_token(o);
   // Signals first: a SIGTERM that lands while the database opens still ends in a clean stop.
   asio::io_context io(1);
   asio::signal_set signals(io, SIGINT, SIGTERM);
   nmt::tracker::Database db(o.db);
   nmt::tracker::RunStore store(db);
-  nmt::tracker::RequestHandler handler(store, token);
-  HttpServer server(io, o.server,
-                    [&handler](const nmt::tracker::Request& r) { return handler.handle(r); });
+  // Reads on a connection of their own (a file database only: ":memory:" would open another one).
+  std::optional<nmt::tracker::Database> read_db;
+  std::optional<nmt::tracker::RunStore> reader;
+  if (o.db != ":memory:" && o.db.rfind("file:", 0) != 0) {
+    read_db.emplace(o.db);
+    reader.emplace(*read_db);
+  }
+  nmt::tracker::RequestHandler handler(store, token, o.handler, reader ? &*reader : nullptr);
+  HttpServer server(
+      io, o.server, [&handler](const nmt::tracker::Request& r) { return handler.handle(r); },
+      [&handler](const nmt::tracker::Request& r) { return handler.check_header(r); });
   // Written only now: scripts take the file's appearance to mean "listening and ready".
+  const std::string port_text = std::to_string(server.port()) + "\n";
   if (!o.port_file.empty()) {
-    nmt::write_file_atomically(o.port_file, std::to_string(server.port()) + "\n");
+    nmt::write_file_atomically(o.port_file, port_text);
   }
   spdlog::info("listening on {}:{} (database {}, schema version {}, {})", o.server.bind_address,
                server.port(), o.db, db.schema_version(),
                token.empty() ? "no authentication" : "bearer token required");
+  spdlog::info(
+      "limits: {} connections, {} per client; body {} bytes, JSON depth {}, {} elements; "
+      "{} points per series answer; timeouts idle {} s, header {} s, request {} s",
+      o.server.max_connections, o.server.max_connections_per_client, o.server.body_limit,
+      o.handler.json.max_depth, o.handler.json.max_elements, o.handler.max_response_points,
+      o.idle_timeout_s, o.header_timeout_s, o.read_timeout_s);
   serve(io, signals, server);
   if (!o.port_file.empty()) {
-    std::error_code ignored;
-    std::filesystem::remove(o.port_file, ignored);
+    remove_own_port_file(o.port_file, port_text);
   }
   spdlog::info("stopped after {} requests", server.requests_served());
   return 0;

@@ -2,10 +2,10 @@
 // (`mpirun -np N nmt-train ...`, `srun nmt-train ...`), or with --count-params prints the
 // parameter count of the model a config builds.
 //
-// Exit codes: 0 trained to train.max_steps (or stopped early on validation); 1 an error;
-// 75 stopped by SIGTERM or SIGUSR1 (preemption, scancel, requeue, a time-limit warning) and
-// 130 by SIGINT or SIGUSR2, both after finishing the update in flight and writing a checkpoint
-// (--resume continues exactly); 128 + signal when a second signal did not wait for that.
+// Exit codes: 0 trained to train.max_steps (or stopped early on validation); 1 an error; 2 an
+// argument error; 75 stopped by SIGTERM or SIGUSR1 (preemption, scancel, requeue, a time-limit
+// warning) and 130 by SIGINT or SIGUSR2, both after finishing the update in flight and writing a
+// checkpoint (--resume continues exactly); 128 + signal when a second signal did not wait for that.
 
 #include <unistd.h>
 
@@ -22,6 +22,7 @@
 #include "trainer/dist/mpi_context.h"
 #include "trainer/model/transformer.h"
 #include "trainer/runtime/blas_backend.h"
+#include "trainer/runtime/device.h"
 #include "trainer/train/run_identity.h"
 #include "trainer/train/run_tracking.h"
 #include "trainer/train/trainer.h"
@@ -177,11 +178,13 @@ int main(int argc, char** argv) {
   app.add_option("--set", o.overrides, "Override a config key, e.g. --set model.d_model=256");
   app.add_option("--run-dir", o.run_dir, "Run directory (config, metrics, checkpoints)");
   app.add_option("--data", o.data_dir, "Shard directory (overrides data.dir)");
-  app.add_option("--device", o.device, "cpu, cuda, cuda:N or auto (overrides train.device)");
+  app.add_option("--device", o.device, "cpu, cuda, cuda:N or auto (overrides train.device)")
+      ->check(nmt::parsed_by(nmt::runtime::check_device_name));
   app.add_option("--threads", o.threads, "CPU threads, 0 = all cores (overrides train.threads)");
   app.add_option("--precision", o.precision,
                  "auto, fp32, bf16 or fp16 (overrides train.precision; auto: bf16 where the device "
-                 "runs it natively and faster, else fp32)");
+                 "runs it natively and faster, else fp32)")
+      ->check(nmt::parsed_by(nmt::runtime::parse_precision));
   app.add_flag("--resume", o.resume, "Continue from the newest checkpoint in --run-dir");
   app.add_flag("--count-params", o.count_params, "Print the model's parameter count and exit");
   app.add_option("--tracker-port-file", o.tracker_port_file,

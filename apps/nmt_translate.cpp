@@ -1,9 +1,13 @@
 // nmt-translate: beam search (or greedy) decoding of raw text or of a shard split with a trained
-// or averaged checkpoint; detokenized output, one line per input line, in input order.
+// or averaged checkpoint; detokenized output, one line per input line, in input order. A source
+// longer than the model's source positions is truncated (default) or, with --long-inputs split,
+// translated in pieces whose translations share its output line.
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <sstream>
 
 #include "common/atomic_file.h"
 #include "common/cli.h"
@@ -22,6 +26,7 @@ namespace fs = std::filesystem;
 struct Options {
   std::string checkpoint, spm_model, input, output, data_dir, split, attention_dir, device = "cpu";
   std::string precision = "auto";
+  std::string long_inputs = "truncate";
   std::vector<std::int64_t> attention_lines;
   int threads = 0;
   nmt::decode::TranslateOptions translate;
@@ -66,7 +71,7 @@ std::vector<std::vector<std::int64_t>> split_sources(const Options& o,
 
 void write_alignments(nmt::decode::Translator& t, const nmt::preprocess::Vocabulary& vocab,
                       const Options& o, const std::vector<std::vector<std::int64_t>>& sources,
-                      const std::vector<std::vector<nmt::decode::Hypothesis>>& results) {
+                      const std::vector<nmt::decode::Translation>& results) {
   fs::create_directories(o.attention_dir);
   const auto pieces = [&](const std::vector<std::int64_t>& ids) {
     std::vector<std::string> out;
@@ -80,13 +85,21 @@ void write_alignments(nmt::decode::Translator& t, const nmt::preprocess::Vocabul
           fmt::format("--attention-lines {}: the input has {} lines", line, sources.size()));
     }
     const auto i = static_cast<std::size_t>(line - 1);
-    const auto& output = results[i].front().tokens;
-    const auto weights = t.alignment(sources[i], output);
+    if (results[i].pieces > 1) {
+      spdlog::warn("--attention-lines {}: the line was split into {} pieces; no heatmap", line,
+                   results[i].pieces);
+      continue;
+    }
+    if (results[i].nbest.empty()) continue;
+    auto source = sources[i];
+    source.resize(std::min(source.size(), t.source_limit()));  // as it was translated
+    const auto& output = results[i].nbest.front().tokens;
+    const auto weights = t.alignment(source, output);
     const std::string path =
         (fs::path(o.attention_dir) / fmt::format("line-{}.svg", line)).string();
     nmt::write_file_atomically(
         path, nmt::decode::attention_svg(
-                  pieces(sources[i]), pieces(output), weights,
+                  pieces(source), pieces(output), weights,
                   fmt::format("line {}: cross-attention, last decoder layer", line)));
     spdlog::info("wrote {}", path);
   }
@@ -102,8 +115,10 @@ int run(const Options& o) {
                precision.reason);
   const auto config = nmt::checkpoint::read_checkpoint_config(o.checkpoint);
   nmt::model::Transformer model(config.model);
-  nmt::checkpoint::load_checkpoint(o.checkpoint, *model, nullptr, config);
-  const auto vocab = nmt::preprocess::Vocabulary::load(find_spm_model(o, config));
+  const auto state = nmt::checkpoint::load_checkpoint(o.checkpoint, *model, nullptr, config);
+  const std::string spm_model = find_spm_model(o, config);
+  const auto vocab = nmt::preprocess::Vocabulary::load(spm_model);
+  nmt::checkpoint::check_vocabulary(o.checkpoint, state, vocab.sha256(), spm_model);
   if (vocab.size() != config.model.vocab_size) {
     throw std::runtime_error(
         fmt::format("the SentencePiece model has {} pieces but {} was trained with {}",
@@ -120,28 +135,37 @@ int run(const Options& o) {
       sources.push_back(
           translator.encode_line(line, static_cast<std::int64_t>(sources.size()) + 1));
     }
-    if (translator.truncated() > 0) {
-      spdlog::warn("{} input line(s) truncated to the model's {} source positions",
-                   translator.truncated(), config.model.max_positions);
-    }
   }
-  const auto results = translator.translate_ids(sources);
-  std::ofstream file;
-  if (!o.output.empty()) file.open(o.output);
-  std::ostream& out = o.output.empty() ? std::cout : file;
+  const auto results = translator.translate_sources(sources);
+  if (translator.truncated() > 0) {
+    spdlog::warn("{} input line(s) truncated to the model's {} source positions",
+                 translator.truncated(), config.model.max_positions);
+  }
+  if (translator.split() > 0) {
+    spdlog::info("{} input line(s) split into pieces that fit the model's {} source positions",
+                 translator.split(), config.model.max_positions);
+  }
+  // A file gets the whole output at once (a temporary name, checked writes, fsync, rename): a
+  // full disk is an error naming it, and no half-written translation stays under its name.
+  std::ostringstream text;
   for (std::size_t i = 0; i < results.size(); ++i) {
-    for (const auto& h : results[i]) {
-      const auto text = vocab.decode({h.tokens.begin(), h.tokens.end()});
+    const auto& r = results[i];
+    for (std::size_t k = 0; k < r.nbest.size(); ++k) {
       if (o.translate.beam.nbest > 1) {
-        out << i << " ||| " << text << " ||| " << fmt::format("{:.4f}", h.score) << "\n";
+        text << i << " ||| " << r.texts[k] << " ||| " << fmt::format("{:.4f}", r.nbest[k].score)
+             << "\n";
       } else {
-        out << text << "\n";
+        text << r.texts[k] << "\n";
       }
     }
-    if (results[i].empty()) out << "\n";
+    if (r.nbest.empty()) text << "\n";
   }
-  out.flush();
-  if (!out) throw std::runtime_error("cannot write the output " + o.output);
+  if (o.output.empty()) {
+    std::cout << text.str() << std::flush;
+    if (!std::cout) throw std::runtime_error("cannot write the translations to stdout");
+  } else {
+    nmt::write_file_atomically(o.output, text.str());
+  }
   if (!o.attention_dir.empty()) write_alignments(translator, vocab, o, sources, results);
   return 0;
 }
@@ -174,17 +198,29 @@ int main(int argc, char** argv) {
   app.add_flag("--greedy", o.translate.greedy, "Greedy decoding instead of beam search");
   app.add_option("--batch-tokens", o.translate.batch_tokens, "Padded source tokens per batch")
       ->capture_default_str();
-  app.add_option("--device", o.device, "cpu, cuda, cuda:N or auto")->capture_default_str();
+  app.add_option("--device", o.device, "cpu, cuda, cuda:N or auto")
+      ->capture_default_str()
+      ->check(nmt::parsed_by(nmt::runtime::check_device_name));
   app.add_option("--threads", o.threads, "CPU threads (0: all cores)");
   app.add_option("--precision", o.precision,
                  "auto (bf16 where the device runs it natively and faster), fp32, bf16, fp16")
+      ->capture_default_str()
+      ->check(nmt::parsed_by(nmt::runtime::parse_precision));
+  app.add_option("--long-inputs", o.long_inputs,
+                 "A line longer than the model's source positions: truncate (translate its "
+                 "first pieces) or split (translate it in pieces, joined on one output line)")
       ->capture_default_str();
   app.add_option("--attention-svg", o.attention_dir, "Write cross-attention heatmaps (SVG) here");
   app.add_option("--attention-lines", o.attention_lines, "1-based input lines to draw")
       ->delimiter(',');
   nmt::add_logging_flags(app, log);
   return nmt::run_tool(app, log, argc, argv, [&] {
-    if (!o.split.empty() && o.data_dir.empty()) throw std::invalid_argument("--split needs --data");
+    if (!o.split.empty() && o.data_dir.empty()) throw nmt::UsageError("--split needs --data");
+    try {
+      o.translate.long_inputs = nmt::decode::kLongInputs.parse(o.long_inputs, "--long-inputs");
+    } catch (const std::invalid_argument& e) {
+      throw nmt::UsageError(e.what());
+    }
     return run(o);
   });
 }

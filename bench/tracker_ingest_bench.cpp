@@ -1,9 +1,11 @@
 // Metric ingestion through nmt-trackerd against the ceiling of this machine: raw batched SQLite
 // inserts into the same schema, in the same run. Starts a real daemon on 127.0.0.1, sends
 // batches of points from C client threads over keep-alive HTTP, and reports points/s, the ratio
-// to the raw rate, and request latency p50/p99.
+// to the raw rate, and request latency p50/p99. With --baseline-daemon (another build, e.g. the
+// one before the issue-17 limits), both daemons run in turns, --rounds each, side by side.
 //
 //   build/bench/tracker_ingest_bench [--points N] [--batch B] [--clients C]
+//                                    [--baseline-daemon PATH] [--rounds R]
 
 #include <SQLiteCpp/Statement.h>
 #include <SQLiteCpp/Transaction.h>
@@ -35,6 +37,14 @@ struct Options {
   std::int64_t points = 400000;
   std::int64_t batch = 1000;
   int clients = 4;
+  int rounds = 1;  // runs per daemon, alternating between them
+};
+
+struct DaemonRun {
+  double points_per_second = 0;
+  double p50_ms = 0, p99_ms = 0;
+  std::size_t requests = 0;
+  int exit_status = -1;
 };
 
 double seconds_since(Clock::time_point t) {
@@ -68,6 +78,10 @@ double raw_points_per_second(const fs::path& dir, const Options& o) {
 
 pid_t start_daemon(const std::string& daemon, const fs::path& dir) {
   const std::string db = (dir / "daemon.db").string(), port_file = (dir / "port").string();
+  fs::remove(db);
+  fs::remove(db + "-wal");
+  fs::remove(db + "-shm");
+  fs::remove(port_file);
   std::vector<std::string> args = {daemon,    "--db",        db,    "--port", "0", "--port-file",
                                    port_file, "--log-level", "warn"};
   std::vector<char*> argv;
@@ -94,6 +108,71 @@ std::string batch_body(int client, std::int64_t sequence, std::int64_t first, st
   return nlohmann::json{{"rank", client}, {"sequence", sequence}, {"points", points}}.dump();
 }
 
+// One fresh daemon, one run id, `o.points` points from `o.clients` keep-alive clients.
+DaemonRun ingest_through(const std::string& daemon, const fs::path& dir, const Options& o) {
+  const pid_t pid = start_daemon(daemon, dir);
+  std::string port;
+  std::ifstream(dir / "port") >> port;
+  const auto url = nmt::tracker::parse_url("http://127.0.0.1:" + port);
+  nmt::tracker::HttpClient setup(url, "", std::chrono::seconds(10));
+  const auto run = nlohmann::json::parse(
+      setup.request("POST", "/api/runs", R"({"experiment":"bench","name":"ingest"})").body);
+  const std::string target = fmt::format("/api/runs/{}/metrics", run["run_id"].get<std::int64_t>());
+  // Bodies are built before timing: the clock measures the daemon, not the benchmark's JSON.
+  const std::int64_t batches = o.points / o.batch;
+  std::vector<std::string> bodies(static_cast<std::size_t>(batches));
+  for (std::int64_t b = 0; b < batches; ++b) {
+    bodies[static_cast<std::size_t>(b)] =
+        batch_body(static_cast<int>(b % o.clients), b, b * o.batch, o.batch);
+  }
+  std::vector<std::vector<double>> latencies(static_cast<std::size_t>(o.clients));
+  const auto start = Clock::now();
+  std::vector<std::thread> threads;
+  for (int c = 0; c < o.clients; ++c) {
+    threads.emplace_back([&, c] {
+      nmt::tracker::HttpClient client(url, "", std::chrono::seconds(30));
+      for (std::int64_t b = c; b < batches; b += o.clients) {
+        const auto t0 = Clock::now();
+        const auto response = client.request("POST", target, bodies[static_cast<std::size_t>(b)]);
+        if (response.status != 200) throw std::runtime_error("ingest failed: " + response.body);
+        latencies[static_cast<std::size_t>(c)].push_back(1000.0 * seconds_since(t0));
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  DaemonRun result;
+  result.points_per_second = static_cast<double>(batches * o.batch) / seconds_since(start);
+  std::vector<double> all;
+  for (const auto& l : latencies) all.insert(all.end(), l.begin(), l.end());
+  std::sort(all.begin(), all.end());
+  const auto pct = [&](double p) {
+    return all[static_cast<std::size_t>(p * static_cast<double>(all.size() - 1))];
+  };
+  result.p50_ms = pct(0.5);
+  result.p99_ms = pct(0.99);
+  result.requests = all.size();
+  kill(pid, SIGTERM);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  result.exit_status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return result;
+}
+
+void report(const std::string& label, const std::vector<DaemonRun>& runs, double raw,
+            const Options& o) {
+  std::vector<double> rates;
+  for (const auto& r : runs) rates.push_back(r.points_per_second);
+  std::sort(rates.begin(), rates.end());
+  const double median = rates[rates.size() / 2];
+  const DaemonRun& last = runs.back();
+  std::cout << fmt::format(
+      "{} ({} clients, HTTP): {:>10.0f} points/s median of {} ({:.0f}% of raw; runs {:.0f}..{:.0f})"
+      "\n  request latency (last run): p50 {:.2f} ms, p99 {:.2f} ms ({} requests of {} points); "
+      "exit status after SIGTERM: {}\n",
+      label, o.clients, median, runs.size(), 100.0 * median / raw, rates.front(), rates.back(),
+      last.p50_ms, last.p99_ms, last.requests, o.batch, last.exit_status);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -101,6 +180,7 @@ int main(int argc, char** argv) {
                "tracker_ingest_bench"};
   Options o;
   std::string daemon = NMT_TRACKERD;
+  std::string baseline;
   nmt::LogOptions log;
   log.tool = "tracker_ingest_bench";
   log.level = "warn";
@@ -108,61 +188,22 @@ int main(int argc, char** argv) {
   app.add_option("--batch", o.batch, "Points per request / transaction")->capture_default_str();
   app.add_option("--clients", o.clients, "Concurrent HTTP clients")->capture_default_str();
   app.add_option("--daemon", daemon, "nmt-trackerd binary")->capture_default_str();
+  app.add_option("--baseline-daemon", baseline,
+                 "A second nmt-trackerd binary (e.g. an earlier build) run in turns with --daemon");
+  app.add_option("--rounds", o.rounds, "Runs per daemon")->capture_default_str();
   nmt::add_logging_flags(app, log);
   return nmt::run_tool(app, log, argc, argv, [&] {
     const fs::path dir = fs::temp_directory_path() / fmt::format("tracker_bench_{}", ::getpid());
     fs::create_directories(dir);
     const double raw = raw_points_per_second(dir, o);
-    const pid_t pid = start_daemon(daemon, dir);
-    std::string port;
-    std::ifstream(dir / "port") >> port;
-    const auto url = nmt::tracker::parse_url("http://127.0.0.1:" + port);
-    nmt::tracker::HttpClient setup(url, "", std::chrono::seconds(10));
-    const auto run = nlohmann::json::parse(
-        setup.request("POST", "/api/runs", R"({"experiment":"bench","name":"ingest"})").body);
-    const std::string target =
-        fmt::format("/api/runs/{}/metrics", run["run_id"].get<std::int64_t>());
-    // Bodies are built before timing: the clock measures the daemon, not the benchmark's JSON.
-    const std::int64_t batches = o.points / o.batch;
-    std::vector<std::string> bodies(static_cast<std::size_t>(batches));
-    for (std::int64_t b = 0; b < batches; ++b) {
-      bodies[static_cast<std::size_t>(b)] =
-          batch_body(static_cast<int>(b % o.clients), b, b * o.batch, o.batch);
+    std::vector<DaemonRun> runs, baseline_runs;
+    for (int round = 0; round < std::max(o.rounds, 1); ++round) {
+      runs.push_back(ingest_through(daemon, dir, o));
+      if (!baseline.empty()) baseline_runs.push_back(ingest_through(baseline, dir, o));
     }
-    std::vector<std::vector<double>> latencies(static_cast<std::size_t>(o.clients));
-    const auto start = Clock::now();
-    std::vector<std::thread> threads;
-    for (int c = 0; c < o.clients; ++c) {
-      threads.emplace_back([&, c] {
-        nmt::tracker::HttpClient client(url, "", std::chrono::seconds(30));
-        for (std::int64_t b = c; b < batches; b += o.clients) {
-          const auto t0 = Clock::now();
-          const auto response = client.request("POST", target, bodies[static_cast<std::size_t>(b)]);
-          if (response.status != 200) throw std::runtime_error("ingest failed: " + response.body);
-          latencies[static_cast<std::size_t>(c)].push_back(1000.0 * seconds_since(t0));
-        }
-      });
-    }
-    for (auto& t : threads) t.join();
-    const double through = static_cast<double>(batches * o.batch) / seconds_since(start);
-    std::vector<double> all;
-    for (const auto& l : latencies) all.insert(all.end(), l.begin(), l.end());
-    std::sort(all.begin(), all.end());
-    const auto pct = [&](double p) {
-      return all[static_cast<std::size_t>(p * static_cast<double>(all.size() - 1))];
-    };
-    kill(pid, SIGTERM);
-    int status = 0;
-    waitpid(pid, &status, 0);
     std::cout << fmt::format("raw SQLite (batches of {}):      {:>12.0f} points/s\n", o.batch, raw);
-    std::cout << fmt::format(
-        "nmt-trackerd ({} clients, HTTP):  {:>12.0f} points/s  ({:.0f}% of raw)\n", o.clients,
-        through, 100.0 * through / raw);
-    std::cout << fmt::format(
-        "request latency: p50 {:.2f} ms, p99 {:.2f} ms ({} requests of {} points)\n", pct(0.5),
-        pct(0.99), all.size(), o.batch);
-    std::cout << fmt::format("daemon exit status after SIGTERM: {}\n",
-                             WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+    report("nmt-trackerd " + daemon, runs, raw, o);
+    if (!baseline.empty()) report("baseline     " + baseline, baseline_runs, raw, o);
     fs::remove_all(dir);
     return 0;
   });

@@ -1,5 +1,6 @@
 #include "common/cli.h"
 
+#include <cstdio>
 #include <exception>
 
 namespace nmt {
@@ -16,23 +17,30 @@ int run_tool(CLI::App& app, LogOptions& log_options, int argc, char** argv,
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e);
+    // CLI11 prints the help (exit code 0) or the error with its usage hint; its own codes for the
+    // errors (105 to 114 and more) are one code here.
+    const int code = app.exit(e);
+    return code == static_cast<int>(CLI::ExitCodes::Success) ? 0 : kExitUsage;
   }
   try {
     init_logging(log_options);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "%s: %s\n", app.get_name().c_str(), e.what());
-    return 2;
+    return kExitUsage;
   }
   try {
     return body();
+  } catch (const UsageError& e) {
+    spdlog::error("{} (see {} --help)", e.what(), app.get_name());
+    spdlog::default_logger()->flush();
+    return kExitUsage;
   } catch (const std::exception& e) {
     spdlog::error("{}", e.what());
   } catch (...) {
     spdlog::error("unknown exception");
   }
   spdlog::default_logger()->flush();
-  return 1;
+  return kExitFailure;
 }
 
 }  // namespace nmt

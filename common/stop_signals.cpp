@@ -14,6 +14,7 @@ constexpr int kSignals[] = {SIGTERM, SIGINT, SIGUSR1, SIGUSR2};
 
 std::atomic<int> g_signal{0};  // the first stop signal's number; lock-free, so signal-safe
 std::atomic<bool> g_installed{false};
+std::atomic<const char*> g_second_message{nullptr};  // set before the handlers are installed
 struct sigaction g_previous[sizeof kSignals / sizeof kSignals[0]];
 
 void write_stderr(const char* text) {
@@ -24,8 +25,8 @@ void write_stderr(const char* text) {
 extern "C" void on_stop_signal(int signo) {
   int expected = 0;
   if (g_signal.compare_exchange_strong(expected, signo)) return;
-  // A second signal: the user or the scheduler will not wait for the checkpoint.
-  write_stderr("second stop signal: exiting now, without a checkpoint\n");
+  // A second signal: the user or the scheduler will not wait for the graceful stop.
+  write_stderr(g_second_message.load());
   ::_exit(128 + signo);
 }
 
@@ -55,8 +56,9 @@ const char* stop_reason_name(StopReason reason) {
   return "none";
 }
 
-StopSignals::StopSignals() {
+StopSignals::StopSignals(const char* second_signal_message) {
   if (g_installed.exchange(true)) throw std::logic_error("StopSignals: already installed");
+  g_second_message = second_signal_message;
   struct sigaction action {};
   action.sa_handler = on_stop_signal;
   sigemptyset(&action.sa_mask);

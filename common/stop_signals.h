@@ -22,10 +22,13 @@ int exit_code(StopReason reason);                 // 0 for kNone
 const char* stop_reason_name(StopReason reason);  // "none", "preempted", "interrupted"
 
 // Installs the handlers for SIGTERM, SIGINT, SIGUSR1 and SIGUSR2 while alive and restores the
-// previous ones on destruction. One instance per process at a time.
+// previous ones on destruction. One instance per process at a time. `second_signal_message`
+// (a string literal: the handler writes it as it is) is printed when a second signal ends the
+// process, saying what the tool leaves undone.
 class StopSignals {
  public:
-  StopSignals();
+  explicit StopSignals(const char* second_signal_message =
+                           "second stop signal: exiting now, without a checkpoint\n");
   ~StopSignals();
   StopSignals(const StopSignals&) = delete;
   StopSignals& operator=(const StopSignals&) = delete;

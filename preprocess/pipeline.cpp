@@ -2,7 +2,6 @@
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
-#include <unistd.h>
 
 #include <cerrno>
 #include <chrono>
@@ -10,37 +9,24 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <future>
+#include <memory>
 #include <random>
 #include <stdexcept>
 #include <thread>
 
 #include "common/atomic_file.h"
 #include "common/progress.h"
+#include "preprocess/output_dir.h"
 
 namespace nmt::preprocess {
 namespace {
 
 namespace fs = std::filesystem;
 
-// Removes the temporary output directory unless the run reached the final rename.
-class TempDirGuard {
- public:
-  explicit TempDirGuard(fs::path path) : path_(std::move(path)) { fs::create_directories(path_); }
-  ~TempDirGuard() {
-    if (armed_) {
-      std::error_code ec;
-      fs::remove_all(path_, ec);
-    }
-  }
-  TempDirGuard(const TempDirGuard&) = delete;
-  TempDirGuard& operator=(const TempDirGuard&) = delete;
-  const fs::path& path() const { return path_; }
-  void release() { armed_ = false; }
-
- private:
-  fs::path path_;
-  bool armed_ = true;
-};
+void check_stop(const StopCheck& stop) {
+  if (stop && stop()) throw PreprocessStopped();
+}
 
 // Uniform sample of at most `capacity` sentences from a stream (Algorithm R), seeded, so the
 // vocabulary is reproducible and its memory bounded whatever the corpus size.
@@ -57,6 +43,7 @@ class ReservoirSample {
     if (j < capacity_) items_[static_cast<std::size_t>(j)] = sentence;
   }
   const std::vector<std::string>& items() const { return items_; }
+  std::vector<std::string> take() { return std::move(items_); }  // the sample, leaving it empty
   std::int64_t seen() const { return seen_; }
 
  private:
@@ -82,7 +69,7 @@ std::int64_t total_bytes(const std::vector<CorpusSpec>& corpora) {
 }
 
 CleanedSplit clean_split(const SplitCorpora& split, const CleaningOptions& options,
-                         const fs::path& tmp, ReservoirSample* sample) {
+                         const fs::path& tmp, ReservoirSample* sample, const StopCheck& stop) {
   CleanedSplit result{(tmp / (split.name + ".clean.txt")).string(), {}};
   std::ofstream out(result.file, std::ios::binary);
   if (!out) throw std::runtime_error(result.file + ": cannot create temporary file");
@@ -96,6 +83,7 @@ CleanedSplit clean_split(const SplitCorpora& split, const CleaningOptions& optio
     auto reader = open_corpus(spec);
     SentencePair pair;
     while (reader->next(pair)) {
+      check_stop(stop);
       if (cleaner.apply(pair)) {
         out << pair.source << '\t' << pair.target << '\t' << index << '\n';
         if (sample != nullptr) {
@@ -169,8 +157,37 @@ void encode_block(std::vector<CachedEncoder>& encoders, const std::vector<std::s
   for (auto& th : pool) th.join();
 }
 
-Vocabulary prepare_vocabulary(const PreprocessConfig& config, const ReservoirSample& sample,
-                              const fs::path& tmp) {
+// SentencePiece's trainer cannot be interrupted: it runs on a thread of its own, which owns its
+// inputs, while this one polls for a stop; on a stop it is left running (PreprocessStopped).
+std::string train_vocabulary_stoppably(std::vector<std::string> sentences,
+                                       const VocabularyOptions& options, const StopCheck& stop) {
+  if (!stop) return train_vocabulary(sentences, options);
+  struct Job {
+    std::vector<std::string> sentences;
+    VocabularyOptions options;
+    std::promise<std::string> model;
+  };
+  auto job = std::make_shared<Job>(Job{std::move(sentences), options, {}});
+  auto model = job->model.get_future();
+  std::thread worker([job] {
+    try {
+      job->model.set_value(train_vocabulary(job->sentences, job->options));
+    } catch (...) {
+      job->model.set_exception(std::current_exception());
+    }
+  });
+  while (model.wait_for(std::chrono::milliseconds(100)) != std::future_status::ready) {
+    if (stop()) {
+      worker.detach();
+      throw PreprocessStopped();
+    }
+  }
+  worker.join();
+  return model.get();
+}
+
+Vocabulary prepare_vocabulary(const PreprocessConfig& config, ReservoirSample& sample,
+                              const fs::path& tmp, const StopCheck& stop) {
   std::string model;
   if (!config.spm_model.empty()) {
     model = Vocabulary::load(config.spm_model).serialized();
@@ -182,24 +199,10 @@ Vocabulary prepare_vocabulary(const PreprocessConfig& config, const ReservoirSam
                  with_thousands(static_cast<std::int64_t>(sample.items().size())),
                  with_thousands(sample.seen()));
     const Heartbeat heartbeat("vocabulary training");
-    model = train_vocabulary(sample.items(), options);
+    model = train_vocabulary_stoppably(sample.take(), options, stop);
   }
   write_file_atomically((tmp / kVocabularyFile).string(), model);
   return Vocabulary::from_serialized(model, kVocabularyFile);
-}
-
-// Moves the finished temporary directory into place; with overwrite, the old output is moved
-// aside first and removed only after the new one is in place.
-void publish(const fs::path& tmp, const fs::path& out, bool overwrite) {
-  fs::path old;
-  if (fs::exists(out)) {
-    if (!overwrite) throw std::runtime_error(out.string() + ": exists (use --overwrite)");
-    old = out.string() + fmt::format(".old-{}", ::getpid());
-    fs::rename(out, old);
-  }
-  fs::rename(tmp, out);
-  fsync_path(out.parent_path().empty() ? "." : out.parent_path().string());
-  if (!old.empty()) fs::remove_all(old);
 }
 
 }  // namespace
@@ -207,7 +210,7 @@ void publish(const fs::path& tmp, const fs::path& out, bool overwrite) {
 std::vector<ShardInfo> encode_to_shards(const std::string& clean_file, const Vocabulary& vocab,
                                         const ShardHeader& header, const ShardOptions& options,
                                         int threads, const std::string& dir,
-                                        std::int64_t expected_pairs) {
+                                        std::int64_t expected_pairs, const StopCheck& stop) {
   std::ifstream in(clean_file, std::ios::binary);
   if (!in) throw std::runtime_error(clean_file + ": cannot open intermediate file");
   ShardWriter writer(dir, header, options.pairs_per_shard, options.compression);
@@ -222,6 +225,7 @@ std::vector<ShardInfo> encode_to_shards(const std::string& clean_file, const Voc
     lines.clear();
     while (lines.size() < kBlock && std::getline(in, line)) lines.push_back(line);
     if (lines.empty()) break;
+    check_stop(stop);
     encode_block(encoders, lines, encoded);
     for (const auto& p : encoded) writer.add(p.src, p.tgt, p.index);
     done += static_cast<std::int64_t>(lines.size());
@@ -254,14 +258,18 @@ void check_inputs_readable(const PreprocessConfig& config) {
 
 }  // namespace
 
-PreprocessResult run_preprocess(const PreprocessConfig& config) {
+PreprocessResult run_preprocess(const PreprocessConfig& config, const StopCheck& stop) {
   config.validate();
   check_inputs_readable(config);
-  const fs::path out = fs::absolute(config.out).lexically_normal();
-  if (fs::exists(out) && !config.overwrite) {
-    throw std::runtime_error(out.string() + ": output directory exists (use --overwrite)");
+  const fs::path out = output_path(config.out);
+  clean_stale_leftovers(out);
+  if (fs::exists(fs::symlink_status(out))) {
+    if (!config.overwrite) {
+      throw std::runtime_error(out.string() + ": output directory exists (use --overwrite)");
+    }
+    check_replaceable(out);
   }
-  TempDirGuard tmp(out.string() + fmt::format(".tmp-{}", ::getpid()));
+  TempOutputDir tmp(out);
   PreprocessResult result;
   const bool learn_vocab = config.spm_model.empty();
   ReservoirSample sample(config.vocab.max_sentences, config.vocab.seed);
@@ -271,12 +279,13 @@ PreprocessResult run_preprocess(const PreprocessConfig& config) {
   for (const auto& split : config.splits) {
     if (split.corpora.empty()) continue;
     const bool sample_here = learn_vocab && split.name == "train";
-    cleaned.emplace_back(
-        &split, clean_split(split, config.cleaning, tmp.path(), sample_here ? &sample : nullptr));
+    cleaned.emplace_back(&split, clean_split(split, config.cleaning, tmp.path(),
+                                             sample_here ? &sample : nullptr, stop));
     log_cleaning(split.name, cleaned.back().second.stats);
   }
   const auto t1 = std::chrono::steady_clock::now();
-  const Vocabulary vocab = prepare_vocabulary(config, sample, tmp.path());
+  check_stop(stop);
+  const Vocabulary vocab = prepare_vocabulary(config, sample, tmp.path(), stop);
   const auto t2 = std::chrono::steady_clock::now();
 
   Manifest& manifest = result.manifest;
@@ -285,20 +294,21 @@ PreprocessResult run_preprocess(const PreprocessConfig& config) {
   manifest.vocab_type = learn_vocab ? config.vocab.model_type : "reused";
   manifest.config = to_yaml(config);
   for (const auto& [split, clean] : cleaned) {
+    check_stop(stop);
     SplitManifest entry;
     entry.name = split->name;
     for (const auto& c : split->corpora) entry.sources.push_back(c.describe());
     entry.cleaning = clean.stats;
     const ShardHeader header{split->name, vocab.size(), vocab.sha256(), entry.sources, clean.stats};
     entry.shards = encode_to_shards(clean.file, vocab, header, config.shards, config.threads,
-                                    tmp.path().string(), clean.stats.kept);
+                                    tmp.path().string(), clean.stats.kept, stop);
     fs::remove(clean.file);
     manifest.splits.push_back(std::move(entry));
   }
   write_manifest(tmp.path().string(), manifest);
   const auto t3 = std::chrono::steady_clock::now();
-  publish(tmp.path(), out, config.overwrite);
-  tmp.release();
+  check_stop(stop);
+  tmp.publish(out, config.overwrite);
   result.seconds_clean = std::chrono::duration<double>(t1 - t0).count();
   result.seconds_vocab = std::chrono::duration<double>(t2 - t1).count();
   result.seconds_encode = std::chrono::duration<double>(t3 - t2).count();

@@ -1,5 +1,5 @@
-// The command-line frame shared by every tool: exit codes for success, usage errors and
-// exceptions, and the logging flags.
+// The command-line frame shared by every tool: exit codes for success, usage errors (one code, 2,
+// whatever CLI11's own code for the error) and exceptions, and the logging flags.
 
 #include "common/cli.h"
 
@@ -13,7 +13,12 @@ int run(std::vector<std::string> args, const std::function<int()>& body) {
   LogOptions log;
   log.tool = "nmt-test";
   int value = 0;
+  std::string mode = "fast";
   app.add_option("--value", value);
+  app.add_option("--mode", mode)->check(CLI::IsMember({"fast", "slow"}));
+  app.add_option("--must", value)->excludes("--value");
+  app.add_option("--level", mode)->check(parsed_by(parse_log_level));
+  app.set_version_flag("--version", "nmt-test 1.0");
   add_logging_flags(app, log);
   std::vector<char*> argv;
   args.insert(args.begin(), "nmt-test");
@@ -25,9 +30,30 @@ TEST(Cli, ExitCodes) {
   EXPECT_EQ(run({"--value", "3"}, [] { return 0; }), 0);
   EXPECT_EQ(run({}, [] { return 4; }), 4);
   EXPECT_EQ(run({}, []() -> int { throw std::runtime_error("shard.h5: truncated"); }), 1);
-  EXPECT_NE(run({"--value", "notanumber"}, [] { return 0; }), 0);
-  EXPECT_NE(run({"--no-such-flag"}, [] { return 0; }), 0);
+  EXPECT_EQ(run({}, []() -> int { throw std::invalid_argument("config: bad key"); }), 1);
   EXPECT_EQ(run({"--help"}, [] { return 9; }), 0);  // help exits 0 without running the body
+  EXPECT_EQ(run({"--version"}, [] { return 9; }), 0);
+}
+
+// CLI11 has its own code for each kind of parse error (104 to 114 and more); every one is 2, as is
+// a tool's own UsageError, and the body never runs.
+TEST(Cli, EveryArgumentErrorExitsTwo) {
+  bool ran = false;
+  const auto body = [&ran] {
+    ran = true;
+    return 0;
+  };
+  EXPECT_EQ(run({"--no-such-flag"}, body), 2);               // ExtrasError
+  EXPECT_EQ(run({"--value", "notanumber"}, body), 2);        // ConversionError
+  EXPECT_EQ(run({"--value"}, body), 2);                      // ArgumentMismatch
+  EXPECT_EQ(run({"--mode", "medium"}, body), 2);             // ValidationError
+  EXPECT_EQ(run({"--value", "1", "--must", "2"}, body), 2);  // ExcludesError
+  EXPECT_EQ(run({"--level", "loud"}, body), 2);  // the tool's own parser, run while parsing
+  EXPECT_EQ(run({"stray"}, body), 2);            // ExtrasError (positional)
+  EXPECT_FALSE(ran);
+  EXPECT_EQ(run({}, []() -> int { throw UsageError("give --run-dir or --inputs"); }), 2);
+  EXPECT_EQ(kExitUsage, 2);
+  EXPECT_EQ(kExitFailure, 1);
 }
 
 TEST(Cli, LogLevelsAreValidated) {

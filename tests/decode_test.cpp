@@ -1,7 +1,8 @@
 // Decoding and averaging (paper section 6.1): cached incremental decoding gives the tokens of full
 // recomputation (where two candidates tie to within float rounding, either), beam 1 is greedy, the
 // GNMT length penalty, batched translation keeps the input order, averaging is the element-wise
-// mean (and the identity on identical inputs), and alignment heatmaps are drawn.
+// mean (and the identity on identical inputs), alignment heatmaps are drawn, and over-long
+// sources split into pieces that fit, cut at the best boundary within reach.
 
 #include <ATen/ops/equal.h>
 #include <ATen/ops/tensor.h>
@@ -13,6 +14,7 @@
 #include <cmath>
 #include <cstddef>
 #include <filesystem>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -23,6 +25,7 @@
 #include "trainer/decode/attention_svg.h"
 #include "trainer/decode/beam_search.h"
 #include "trainer/decode/greedy.h"
+#include "trainer/decode/translator.h"
 #include "trainer/model/transformer.h"
 
 namespace nmt::decode {
@@ -296,6 +299,104 @@ TEST(AttentionSvg, DrawsOneCellPerPairWithEscapedLabels) {
   EXPECT_NE(svg.find("&lt;b&gt;"), std::string::npos);
   EXPECT_NE(svg.find("<title>0.900</title>"), std::string::npos);
   EXPECT_THROW(attention_svg({"a"}, {"x"}, weights, "bad"), c10::Error);
+}
+
+std::vector<std::int64_t> iota_ids(std::size_t n) {
+  std::vector<std::int64_t> ids(n);
+  for (std::size_t i = 0; i < n; ++i) ids[i] = static_cast<std::int64_t>(100 + i);
+  return ids;
+}
+
+std::vector<std::size_t> piece_sizes(const std::vector<std::vector<std::int64_t>>& pieces) {
+  std::vector<std::size_t> sizes;
+  for (const auto& p : pieces) sizes.push_back(p.size());
+  return sizes;
+}
+
+TEST(SplitSource, FittingSourcesAreOnePiece) {
+  const auto ids = iota_ids(5);
+  EXPECT_EQ(split_source(ids, std::vector<Cut>(5, Cut::kInside), 5),
+            (std::vector<std::vector<std::int64_t>>{ids}));
+  EXPECT_EQ(split_source({}, {}, 3), (std::vector<std::vector<std::int64_t>>{{}}));
+  EXPECT_THROW(split_source(ids, std::vector<Cut>(5, Cut::kWord), 0), std::invalid_argument);
+  EXPECT_THROW(split_source(ids, std::vector<Cut>(4, Cut::kWord), 3), std::invalid_argument);
+}
+
+TEST(SplitSource, PrefersSentencesThenWordsThenCutsAtTheLimit) {
+  const auto ids = iota_ids(10);
+  // No boundary at all: cut exactly at the limit.
+  EXPECT_EQ(piece_sizes(split_source(ids, std::vector<Cut>(10, Cut::kInside), 4)),
+            (std::vector<std::size_t>{4, 4, 2}));
+  // Words start at 0, 3, 5, 8: the last word start within reach.
+  std::vector<Cut> cuts(10, Cut::kInside);
+  for (std::size_t i : {0, 3, 5, 8}) cuts[i] = Cut::kWord;
+  EXPECT_EQ(piece_sizes(split_source(ids, cuts, 4)), (std::vector<std::size_t>{3, 2, 3, 2}));
+  // A sentence boundary at 2 wins over the later word boundary at 3, within the same reach.
+  cuts[2] = Cut::kSentence;
+  EXPECT_EQ(piece_sizes(split_source(ids, cuts, 4)), (std::vector<std::size_t>{2, 3, 3, 2}));
+  // With a reach of 5, all that follows the word at 5 fits in one piece.
+  EXPECT_EQ(piece_sizes(split_source(ids, cuts, 5)), (std::vector<std::size_t>{2, 3, 5}));
+}
+
+TEST(SplitSource, PiecesFitAndConcatenateToTheSource) {
+  std::mt19937 rng(7);
+  for (int trial = 0; trial < 200; ++trial) {
+    const std::size_t n = rng() % 300, limit = 1 + rng() % 40;
+    const auto ids = iota_ids(n);
+    std::vector<Cut> cuts(n);
+    for (auto& c : cuts) c = static_cast<Cut>(rng() % 3);
+    const auto pieces = split_source(ids, cuts, limit);
+    std::vector<std::int64_t> joined;
+    std::size_t start = 0;
+    for (std::size_t k = 0; k < pieces.size(); ++k) {
+      ASSERT_LE(pieces[k].size(), limit);
+      ASSERT_TRUE(!pieces[k].empty() || n == 0);
+      joined.insert(joined.end(), pieces[k].begin(), pieces[k].end());
+      const std::size_t piece_start = start;
+      start += pieces[k].size();
+      if (k + 1 == pieces.size()) break;
+      // The cut is the last boundary of the best kind within reach: none better anywhere in
+      // reach, none as good after it.
+      const Cut used = cuts[start];  // kInside: a hard cut at the limit
+      for (std::size_t i = piece_start + 1; i <= piece_start + limit; ++i) {
+        ASSERT_LE(static_cast<int>(cuts[i]), static_cast<int>(used)) << "trial " << trial;
+        if (i > start) {
+          ASSERT_LT(static_cast<int>(cuts[i]), static_cast<int>(used)) << "trial " << trial;
+        }
+      }
+    }
+    EXPECT_EQ(joined, ids);
+  }
+}
+
+TEST(SplitSource, CutPointsFollowWordsAndSentenceEnds) {
+  std::vector<std::string> corpus;
+  for (int i = 0; i < 300; ++i) corpus.push_back("a dog runs. two cats sit! the man walks");
+  preprocess::VocabularyOptions options;
+  options.vocab_size = 40;
+  const auto vocab = preprocess::Vocabulary::from_serialized(
+      preprocess::train_vocabulary(corpus, options), "test");
+  const auto encoded = vocab.encode("a dog runs. two cats sit! the man walks");
+  const std::vector<std::int64_t> ids(encoded.begin(), encoded.end());
+  const auto cuts = cut_points(ids, vocab);
+  std::string marked;  // the text with | before a word and || before a sentence
+  for (std::size_t i = 0; i < ids.size(); ++i) {
+    if (i > 0 && cuts[i] == Cut::kSentence) marked += "||";
+    if (i > 0 && cuts[i] == Cut::kWord) marked += "|";
+    marked += vocab.piece(static_cast<std::int32_t>(ids[i]));
+  }
+  std::string expected =
+      "\u2581a|\u2581dog|\u2581runs.||\u2581two|\u2581cats|\u2581sit!||\u2581the|"
+      "\u2581man|\u2581walks";
+  // Pieces inside a word may differ with the vocabulary; compare the boundaries only.
+  const auto strip = [](std::string text) {
+    std::string out;
+    for (char c : text) {
+      if (c == '|' || c == '.' || c == '!') out += c;
+    }
+    return out;
+  };
+  EXPECT_EQ(strip(marked), strip(expected)) << marked;
 }
 
 }  // namespace

@@ -1,14 +1,19 @@
 // nmt-preprocess end to end on real data (Multi30k val) and on generated corpora: the round trip
 // decodes back to the cleaned input, output bytes do not depend on the thread count, a reused
-// vocabulary gives the same ids, and bad input fails with no output left behind.
+// vocabulary gives the same ids, and bad input fails with no output left behind. A stop request
+// at any point leaves nothing; --overwrite replaces only a previous output, and leftovers of a
+// dead run are removed at the next run.
 
 #include "preprocess/pipeline.h"
 
 #include <zlib.h>
+
 #include <filesystem>
+#include <set>
 
 #include "common/config_loader.h"
 #include "common/sha256.h"
+#include "preprocess/output_dir.h"
 #include "test_utils.h"
 
 namespace nmt::preprocess {
@@ -198,6 +203,90 @@ TEST(PreprocessPipeline, ConfigFileIsStrict) {
                         "corpora.train[0].taget");
   NMT_EXPECT_THROW_WITH(load_preprocess_config(dir.file("p.yaml"), {"vocab.sise=5"}), ConfigError,
                         "vocab.sise");
+}
+
+// Names in `dir` that start with `prefix`.
+std::set<std::string> entries_starting(const fs::path& dir, const std::string& prefix) {
+  std::set<std::string> names;
+  for (const auto& entry : fs::directory_iterator(dir)) {
+    const auto name = entry.path().filename().string();
+    if (name.rfind(prefix, 0) == 0) names.insert(name);
+  }
+  return names;
+}
+
+TEST(PreprocessPipeline, StopAtAnyPointLeavesNothing) {
+  TempDir dir;
+  write_corpus(dir.file("c.src"), dir.file("c.tgt"), 400);
+  auto config = small_config(dir.file("out"), dir.file("c.src"), dir.file("c.tgt"));
+  config.split("valid").corpora.push_back({dir.file("c.src"), dir.file("c.tgt")});
+  int polls = 0;
+  run_preprocess(config, [&] { return ++polls < 0; });  // counts the polls of a whole run
+  ASSERT_GT(polls, 800);                                // every pair of both splits, and more
+  fs::remove_all(config.out);
+  // The first poll (cleaning), the middle (cleaning valid), the last three (encoding and the
+  // check before publishing).
+  for (const int stop_at : {1, polls / 2, polls - 2, polls - 1, polls}) {
+    int n = 0;
+    EXPECT_THROW(run_preprocess(config, [&] { return ++n >= stop_at; }), PreprocessStopped)
+        << "stop at poll " << stop_at << " of " << polls;
+    EXPECT_EQ(entries_starting(dir.path(), "out"), std::set<std::string>{}) << stop_at;
+  }
+}
+
+TEST(PreprocessPipeline, OverwriteReplacesOnlyAPreviousOutput) {
+  TempDir dir;
+  write_corpus(dir.file("c.src"), dir.file("c.tgt"), 200);
+  auto config = small_config(dir.file("out"), dir.file("c.src"), dir.file("c.tgt"));
+  config.overwrite = true;
+  // Not an output: refused, untouched.
+  fs::create_directories(config.out);
+  testing::write_text(config.out + "/notes.txt", "mine");
+  NMT_EXPECT_THROW_WITH(run_preprocess(config), std::runtime_error, config.out.c_str(),
+                        "--overwrite", "no manifest.json");
+  EXPECT_EQ(entries_starting(config.out, ""), std::set<std::string>{"notes.txt"});
+  fs::remove(config.out + "/notes.txt");
+  fs::remove(config.out);
+  // An output with a file of someone else's in it: refused, naming the file, untouched.
+  run_preprocess(config);
+  const auto before = hashes(config.out);
+  testing::write_text(config.out + "/notes.txt", "mine");
+  NMT_EXPECT_THROW_WITH(run_preprocess(config), std::runtime_error, config.out.c_str(),
+                        "notes.txt");
+  fs::create_directories(config.out + "/sub");
+  fs::remove(config.out + "/notes.txt");
+  NMT_EXPECT_THROW_WITH(run_preprocess(config), std::runtime_error, "sub");
+  fs::remove(config.out + "/sub");
+  EXPECT_EQ(hashes(config.out), before);
+  // A previous output: replaced, with nothing set aside left over.
+  config.shards.pairs_per_shard = 1000;
+  run_preprocess(config);
+  EXPECT_EQ(read_manifest(config.out).split("train").shards.size(), 1u);
+  EXPECT_EQ(entries_starting(dir.path(), "out"), std::set<std::string>{"out"});
+}
+
+TEST(PreprocessPipeline, LeftoversOfADeadRunAreRemovedNextTime) {
+  TempDir dir;
+  write_corpus(dir.file("c.src"), dir.file("c.tgt"), 200);
+  auto config = small_config(dir.file("out"), dir.file("c.src"), dir.file("c.tgt"));
+  // PIDs above any pid_max: their processes do not exist.
+  const std::string dead = dir.file("out.tmp-999999991"), foreign = dir.file("out.tmp-999999992");
+  const std::string live = dir.file("out.tmp-1");  // init: alive
+  for (const auto& d : {dead, foreign, live}) fs::create_directories(d);
+  testing::write_text(dead + "/train.clean.txt", "a\tb\t0\n");
+  testing::write_text(dead + "/train-00000.h5.tmp.999999991", "");
+  testing::write_text(foreign + "/thesis.tex", "mine");
+  testing::write_text(live + "/train.clean.txt", "a\tb\t0\n");
+  run_preprocess(config);
+  EXPECT_FALSE(fs::exists(dead));
+  EXPECT_TRUE(fs::exists(foreign + "/thesis.tex"));
+  EXPECT_TRUE(fs::exists(live + "/train.clean.txt"));
+  // A previous output set aside by an --overwrite that died before removing it: removed now that
+  // the output is in place.
+  fs::copy(config.out, dir.file("out.old-999999993"));
+  config.overwrite = true;
+  run_preprocess(config);
+  EXPECT_FALSE(fs::exists(dir.file("out.old-999999993")));
 }
 
 }  // namespace

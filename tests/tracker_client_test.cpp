@@ -23,6 +23,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <mutex>
+#include <regex>
 #include <set>
 #include <thread>
 
@@ -507,7 +508,7 @@ TEST(NmtTrackerCli, ListsRunsPrintsMetricsAndTheAblationTable) {
   EXPECT_NE(show.out.find("model.layers = 6"), std::string::npos) << show.out;
 
   EXPECT_EQ(run_cli(where + "set-status " + std::to_string(run) + " preempted").status, 0);
-  EXPECT_NE(run_cli(where + "set-status " + std::to_string(run) + " paused").status, 0);
+  EXPECT_EQ(run_cli(where + "set-status " + std::to_string(run) + " paused").status, 2);
   const auto preempted = run_cli(where + "runs --status preempted");
   EXPECT_NE(preempted.out.find("cli-run"), std::string::npos) << preempted.out;
   const auto attempts = run_cli(where + "show " + std::to_string(run));
@@ -534,6 +535,97 @@ TEST(NmtTrackerCli, ListsRunsPrintsMetricsAndTheAblationTable) {
   EXPECT_EQ(run_cli(where + "runs").status, 3);  // the port file is gone with the daemon
   const auto down = "--url http://127.0.0.1:" + std::to_string(daemon.port()) + " runs";
   EXPECT_EQ(run_cli(down).status, 3);
+}
+
+// True when `text` holds a byte or character a terminal acts on (C0 but newline, DEL, C1).
+bool has_terminal_controls(const std::string& text) {
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    if ((c < 0x20 && c != '\n') || c == 0x7F) return true;
+    if (c == 0xC2 && i + 1 < text.size() && static_cast<unsigned char>(text[i + 1]) <= 0x9F)
+      return true;
+  }
+  return false;
+}
+
+// Names come from whoever writes to the daemon: nmt-tracker prints them with their controls
+// escaped, since an escape sequence in a run name would drive the reader's terminal; --json stays
+// the daemon's JSON. And compare takes a run with two evals of one split without a step (issue 17:
+// it stopped on a JSON type error).
+TEST(NmtTrackerCli, EscapesNamesAndComparesEvalsWithoutSteps) {
+  testing::TempDir dir;
+  Daemon daemon(dir.path());
+  const std::string evil =
+      "run\x1b[2J\x1b]0;owned\x07\xc2\x9b"
+      "31m\x7f";
+  const std::string escaped = "run\\x1b[2J\\x1b]0;owned\\x07\\u009b31m\\x7f";
+  std::int64_t ids[2] = {0, 0};
+  for (int i = 0; i < 2; ++i) {
+    auto options = options_for(daemon.url(), dir);
+    options.spool_path = dir.file("run" + std::to_string(i) + "/tracker_spool.rank0.jsonl");
+    TrackerClient client(options);
+    RunInfo info = run_info(i == 0 ? evil : "plain");
+    if (i == 0) {
+      info.row_label = evil;
+      info.params[evil] = 1;
+    }
+    ids[i] = client.start_run(info).value();
+    client.log_metric(i == 0 ? evil : "train/loss", 1, 2.5);
+    if (i == 0) {
+      client.log_eval({"valid", std::nullopt, "", 20.5, std::nullopt, std::nullopt, ""});
+      client.log_eval({"valid", std::nullopt, "", 21.5, std::nullopt, std::nullopt, ""});
+      client.log_eval({evil, 3, "", 1.0, std::nullopt, std::nullopt, ""});
+    } else {
+      client.log_eval({"valid", 5, "", 26.0, std::nullopt, std::nullopt, ""});
+    }
+    ASSERT_TRUE(client.flush(10s));
+  }
+  const std::string where = "--port-file " + daemon.port_file() + " ";
+  const std::string run0 = std::to_string(ids[0]), run1 = std::to_string(ids[1]);
+
+  const auto compare = run_cli(where + "compare " + run0 + " " + run1);
+  EXPECT_EQ(compare.status, 0) << compare.out;
+  EXPECT_FALSE(has_terminal_controls(compare.out)) << compare.out;
+  EXPECT_NE(compare.out.find("client-test/" + escaped + " (running)"), std::string::npos)
+      << compare.out;
+  // The later of the two step-less evals against run 2's stepped one.
+  EXPECT_TRUE(std::regex_search(compare.out, std::regex("\nvalid step +- +5\n"))) << compare.out;
+  EXPECT_TRUE(std::regex_search(compare.out, std::regex("\nvalid bleu +21\\.5 +26\n")))
+      << compare.out;
+  EXPECT_NE(compare.out.find(escaped + " bleu"), std::string::npos) << compare.out;
+
+  for (const std::string& command : std::vector<std::string>{
+           "runs", "show " + run0, "table --sweep abl", "table --sweep abl --format csv",
+           "metrics " + run0 + " '" + evil + "'"}) {
+    const auto out = run_cli(where + command);
+    EXPECT_EQ(out.status, 0) << command;
+    EXPECT_FALSE(has_terminal_controls(out.out)) << command << ":\n" << out.out;
+    if (command.rfind("metrics", 0) != 0) {
+      EXPECT_NE(out.out.find(escaped), std::string::npos) << command << ":\n" << out.out;
+    }
+  }
+  const auto as_json = run_cli(where + "runs --json");
+  EXPECT_EQ(as_json.status, 0);
+  const json listed = json::parse(as_json.out);
+  std::set<std::string> names;
+  for (const auto& run : listed["runs"]) names.insert(run["name"].get<std::string>());
+  EXPECT_EQ(names.count(evil), 1u) << as_json.out;
+}
+
+// One exit status for every argument error, 2, before any daemon is asked; --help is 0.
+TEST(NmtTrackerCli, ArgumentErrorsExitTwo) {
+  testing::TempDir dir;
+  Daemon daemon(dir.path());
+  const std::string where = "--port-file " + daemon.port_file() + " ";
+  EXPECT_EQ(run_cli("--help").status, 0);
+  EXPECT_EQ(run_cli("runs --help").status, 0);
+  for (const std::string& args : std::vector<std::string>{
+           where + "runs --no-such-flag", where, where + "compare 1", where + "show x",
+           where + "set-status 1 paused", where + "table --sweep s --format xlsx",
+           where + "runs --param novalue", std::string("runs")}) {
+    EXPECT_EQ(run_cli(args).status, 2) << args;
+  }
+  EXPECT_EQ(run_cli(where + "show 999").status, 1);  // an error, not a usage error
 }
 
 TEST(TrackerHttpClient, ReconnectsWhenTheDaemonClosedAnIdleConnection) {

@@ -48,14 +48,37 @@ inline std::string read_text(const std::string& path) {
   return text.str();
 }
 
+// A process's resident memory in kB from /proc/PID/status: "VmRSS" (now) or "VmHWM" (peak).
+inline long proc_status_kb(pid_t pid, const std::string& field) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/status");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind(field + ":", 0) == 0) return std::stol(line.substr(field.size() + 1));
+  }
+  return -1;
+}
+
 // A connected TCP socket to 127.0.0.1 with receive/send timeouts. Models Beast's SyncReadStream
 // and SyncWriteStream, so http::read and http::write work on it. (Asio's own sync sockets ignore
-// SO_RCVTIMEO: after a timed-out recv they poll without a limit.)
+// SO_RCVTIMEO: after a timed-out recv they poll without a limit.) `source`, when given, is the
+// local address to connect from: Linux routes all of 127.0.0.0/8 to loopback, so 127.0.0.2 is
+// another client address to the daemon.
 class TestSocket {
  public:
   explicit TestSocket(unsigned short port,
-                      std::chrono::milliseconds timeout = std::chrono::seconds(10)) {
+                      std::chrono::milliseconds timeout = std::chrono::seconds(10),
+                      const char* source = nullptr) {
     fd_ = ::socket(AF_INET, SOCK_STREAM, 0);
+    if (source) {
+      sockaddr_in local{};
+      local.sin_family = AF_INET;
+      ::inet_pton(AF_INET, source, &local.sin_addr);
+      if (::bind(fd_, reinterpret_cast<sockaddr*>(&local), sizeof local) != 0) {
+        const int error = errno;
+        ::close(fd_);
+        throw std::system_error(error, std::generic_category(), "bind to " + std::string(source));
+      }
+    }
     timeval tv{static_cast<time_t>(timeout.count() / 1000),
                static_cast<suseconds_t>(timeout.count() % 1000 * 1000)};
     ::setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
@@ -160,7 +183,8 @@ struct Reply {
 // One keep-alive HTTP/1.1 connection. Throws boost::system::system_error when the daemon is gone.
 class Connection {
  public:
-  explicit Connection(unsigned short port, std::string token = {}) : socket_(port), token_(token) {}
+  explicit Connection(unsigned short port, std::string token = {}, const char* source = nullptr)
+      : socket_(port, std::chrono::seconds(10), source), token_(token) {}
 
   Reply request(http::verb method, const std::string& target, const std::string& body = {}) {
     http::request<http::string_body> req{method, target, 11};
@@ -194,14 +218,18 @@ class Connection {
 // The real daemon as a child process. Its stderr goes to a log file in `dir`, shown on failure.
 class Daemon {
  public:
-  Daemon(const TempDir& dir, const std::vector<std::string>& flags, const std::string& db = "")
-      : port_file_(dir.file("port" + std::to_string(++counter()))),
-        log_file_(dir.file("daemon" + std::to_string(counter()) + ".log")) {
+  // `port_file` defaults to a file of this daemon's own; given one another daemon wrote, the
+  // constructor waits until this daemon has replaced its contents.
+  Daemon(const TempDir& dir, const std::vector<std::string>& flags, const std::string& db = "",
+         const std::string& port_file = "")
+      : port_file_(port_file.empty() ? dir.file("port" + std::to_string(++counter())) : port_file),
+        log_file_(dir.file("daemon" + std::to_string(++counter()) + ".log")) {
     std::vector<std::string> args = {
         "--db", db.empty() ? dir.file("tracker.db") : db, "--port", "0", "--port-file", port_file_};
     args.insert(args.end(), flags.begin(), flags.end());
+    const std::string before = read_text(port_file_);
     pid_ = spawn(args, log_file_);
-    wait_for_port();
+    wait_for_port(before);
   }
   ~Daemon() {
     if (pid_ > 0) {
@@ -213,6 +241,7 @@ class Daemon {
   Daemon& operator=(const Daemon&) = delete;
 
   unsigned short port() const { return port_; }
+  pid_t pid() const { return pid_; }
   const std::string& port_file() const { return port_file_; }
   std::string log() const { return read_text(log_file_); }
 
@@ -268,11 +297,11 @@ class Daemon {
     return pid;
   }
 
-  void wait_for_port() {
+  void wait_for_port(const std::string& before) {
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(15);
     while (std::chrono::steady_clock::now() < deadline) {
       const std::string text = read_text(port_file_);
-      if (!text.empty() && text.back() == '\n') {
+      if (!text.empty() && text.back() == '\n' && text != before) {
         port_ = static_cast<unsigned short>(std::stoi(text));
         return;
       }

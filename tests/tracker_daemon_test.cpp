@@ -268,7 +268,8 @@ TEST(TrackerDaemon, SigkillLosesNoAcknowledgedBatch) {
 TEST(TrackerDaemon, ConcurrentClientsStoreEveryPointExactlyOnce) {
   constexpr int kClients = 8, kBatches = 100, kPoints = 100;
   TempDir dir;
-  Daemon daemon(dir, {"--threads", "2"});
+  // Every point is read back, so answers must not be downsampled (the default cap is 10000).
+  Daemon daemon(dir, {"--threads", "2", "--max-response-points", "100000"});
   const auto run = [&] {
     Connection c(daemon.port());
     return create_run(c, "concurrent");

@@ -5,10 +5,14 @@
 
 #include "tracker/server/request_handler.h"
 
+#include <spdlog/sinks/ostream_sink.h>
+#include <spdlog/spdlog.h>
+
 #include <algorithm>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <set>
+#include <sstream>
 #include <thread>
 
 #include "test_utils.h"
@@ -28,13 +32,13 @@ class TrackerHandler : public ::testing::Test {
  protected:
   TrackerHandler() { open(""); }
 
-  void open(const std::string& token) {
+  void open(const std::string& token, const HandlerOptions& options = {}) {
     handler_.reset();
     store_.reset();
     db_.reset();
     db_ = std::make_unique<Database>(path_);
     store_ = std::make_unique<RunStore>(*db_);
-    handler_ = std::make_unique<RequestHandler>(*store_, token);
+    handler_ = std::make_unique<RequestHandler>(*store_, token, options);
   }
 
   Answer call(const std::string& method, const std::string& path, const std::string& body = "",
@@ -605,13 +609,125 @@ TEST_F(TrackerHandler, ReopenedDatabaseSeesEverything) {
   EXPECT_NE(create_run({{"experiment", "e"}, {"name", "r"}}), id);
 }
 
-TEST_F(TrackerHandler, StoreFailureIs500WithMessage) {
+TEST_F(TrackerHandler, StoreFailureIs500WithMessageAndIsLogged) {
   const auto id = create_run({{"experiment", "e"}, {"name", "r"}});
   db_->sqlite().exec("DROP TABLE evals");
+  std::ostringstream log;
+  const auto previous = spdlog::default_logger();
+  spdlog::set_default_logger(std::make_shared<spdlog::logger>(
+      "capture", std::make_shared<spdlog::sinks::ostream_sink_st>(log)));
   const Answer answer = post(run_path(id, "evals"), {{"split", "test"}, {"bleu", 1.0}});
+  spdlog::set_default_logger(previous);
   EXPECT_EQ(answer.status, 500);
   EXPECT_NE(answer.body.at("error").get<std::string>().find("evals"), std::string::npos);
+  // The log line names the request and the cause.
+  EXPECT_NE(log.str().find("[error] store failure on POST " + run_path(id, "evals")),
+            std::string::npos)
+      << log.str();
+  EXPECT_NE(log.str().find("no such table: evals"), std::string::npos) << log.str();
   EXPECT_EQ(get(run_path(id, "metrics"), {{"key", "loss"}}).status, 200);  // still serving
+}
+
+// 1e999 used to escape the parser as a 500 "store failure", which clients retry.
+TEST_F(TrackerHandler, OutOfRangeNumbersAre400NamingTheField) {
+  const auto id = create_run({{"experiment", "e"}, {"name", "r"}});
+  const auto answer_to = [&](const std::string& path, const std::string& body) {
+    return call("POST", path, body);
+  };
+  Answer a = answer_to(run_path(id, "metrics"),
+                       R"({"rank": 0, "sequence": 1, "points": [{"key": "loss", "step": 1,
+                           "value": 1}, {"key": "loss", "step": 2, "value": 1e999}]})");
+  EXPECT_EQ(a.status, 400);
+  EXPECT_EQ(a.body.at("field"), "points[1].value");
+  EXPECT_NE(a.body.at("error").get<std::string>().find("1e999"), std::string::npos);
+  a = answer_to("/api/runs", R"({"experiment": "e", "name": "r", "params": {"lr": -2e400}})");
+  EXPECT_EQ(a.status, 400);
+  EXPECT_EQ(a.body.at("field"), "params.lr");
+  EXPECT_EQ(answer_to(run_path(id, "evals"), R"({"split": "t", "bleu": 1e999})").body.at("field"),
+            "bleu");
+  EXPECT_EQ(answer_to(run_path(id, "metrics"), R"({"rank": 1e999, "sequence": 1, "points": []})")
+                .body.at("field"),
+            "rank");
+  // NaN is no JSON: the body is malformed.
+  EXPECT_EQ(answer_to(run_path(id, "evals"), R"({"split": "t", "bleu": NaN})").body.at("field"),
+            "body");
+  // In range for a double, out of range for the field.
+  const auto field_of = [&](const std::string& path, const json& body) {
+    const Answer answer = post(path, body);
+    EXPECT_EQ(answer.status, 400) << body.dump();
+    return answer.body.value("field", "");
+  };
+  EXPECT_EQ(field_of(run_path(id, "metrics"), batch(-1, 1, 1, 2)), "rank");
+  EXPECT_EQ(field_of("/api/runs", {{"experiment", "e"}, {"name", "r"}, {"world_size", 0}}),
+            "world_size");
+  EXPECT_EQ(field_of("/api/runs", {{"experiment", "e"}, {"name", "r"}, {"params", {{"", 1}}}}),
+            "params");
+  EXPECT_EQ(
+      field_of(run_path(id, "artifacts"), {{"kind", "k"}, {"path", "p"}, {"averaged_from", 0}}),
+      "averaged_from");
+  EXPECT_EQ(
+      field_of(run_path(id, "metrics"), {{"rank", 0},
+                                         {"sequence", std::numeric_limits<std::uint64_t>::max()},
+                                         {"points", json::array()}}),
+      "sequence");
+}
+
+TEST_F(TrackerHandler, DeepOrHugeBodiesAre400BeforeParsing) {
+  HandlerOptions options;
+  options.json.max_depth = 8;
+  options.json.max_elements = 100;
+  open("", options);
+  const auto id = create_run({{"experiment", "e"}, {"name", "r"}});
+  const Answer deep = call("POST", "/api/runs", std::string(100000, '['));
+  EXPECT_EQ(deep.status, 400);
+  EXPECT_EQ(deep.body.at("field"), "body");
+  EXPECT_NE(deep.body.at("error").get<std::string>().find("limit of 8 levels"), std::string::npos);
+  // Brackets inside strings are text, not nesting.
+  EXPECT_EQ(
+      post("/api/runs", {{"experiment", "e"}, {"name", std::string(50, '[') + "\\\"{"}}).status,
+      200);
+  const Answer huge = post(run_path(id, "metrics"), batch(0, 1, 1, 30));
+  EXPECT_EQ(huge.status, 400);
+  EXPECT_NE(huge.body.at("error").get<std::string>().find("limit of 100 elements"),
+            std::string::npos);
+  EXPECT_EQ(post(run_path(id, "metrics"), batch(0, 1, 1, 10)).status, 200);
+}
+
+TEST_F(TrackerHandler, SeriesAnswersAreBoundedAndSaySo) {
+  HandlerOptions options;
+  options.max_response_points = 10;
+  open("", options);
+  const auto id = create_run({{"experiment", "e"}, {"name", "r"}});
+  ASSERT_EQ(post(run_path(id, "metrics"), batch(0, 1, 1, 100)).status, 200);
+  for (const std::string asked : {"", "5", "10", "1000"}) {
+    std::map<std::string, std::string> query = {{"key", "loss"}};
+    if (!asked.empty()) query["max_points"] = asked;
+    const Answer a = get(run_path(id, "metrics"), query);
+    ASSERT_EQ(a.status, 200);
+    EXPECT_LE(a.body.at("points").size(), asked == "5" ? 5u : 10u) << asked;
+    EXPECT_EQ(a.body.at("downsampled"), true) << asked;
+    EXPECT_EQ(a.body.at("total_points"), 100) << asked;
+  }
+  const auto short_run = create_run({{"experiment", "e"}, {"name", "short"}});
+  ASSERT_EQ(post(run_path(short_run, "metrics"), batch(0, 1, 1, 10)).status, 200);
+  const Answer whole = get(run_path(short_run, "metrics"), {{"key", "loss"}});
+  EXPECT_EQ(whole.body.at("points").size(), 10u);
+  EXPECT_EQ(whole.body.at("downsampled"), false);
+  EXPECT_EQ(whole.body.at("total_points"), 10);
+}
+
+// The server asks this before reading a body, so an unauthenticated body is never buffered.
+TEST_F(TrackerHandler, HeaderCheckRefusesAMissingTokenWithoutTheBody) {
+  open("s3cret");
+  Request header_only{"POST", "/api/runs", {}, "", ""};
+  const auto refused = handler_->check_header(header_only);
+  ASSERT_TRUE(refused.has_value());
+  EXPECT_EQ(refused->status, 401);
+  header_only.authorization = "Bearer s3cret";
+  EXPECT_FALSE(handler_->check_header(header_only).has_value());
+  EXPECT_FALSE(handler_->check_header(Request{"GET", "/api/health", {}, "", ""}).has_value());
+  open("");
+  EXPECT_FALSE(handler_->check_header(Request{"POST", "/api/runs", {}, "", ""}).has_value());
 }
 
 TEST_F(TrackerHandler, ConcurrentIngestLosesNothing) {

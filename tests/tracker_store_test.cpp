@@ -7,6 +7,7 @@
 
 #include <SQLiteCpp/Statement.h>
 #include <SQLiteCpp/Transaction.h>
+#include <sys/stat.h>
 
 #include "test_utils.h"
 #include "tracker/store/run_store.h"
@@ -23,6 +24,26 @@ TEST(TrackerStore, CreatesWalDatabaseAtLatestSchema) {
   EXPECT_EQ(db.journal_mode(), "wal");
   EXPECT_EQ(db.schema_version(), latest_schema_version());
   EXPECT_GE(latest_schema_version(), 1);
+}
+
+// The database holds configs and host names; its WAL and shared-memory files take its mode.
+TEST(TrackerStore, DatabaseFilesAreOwnerOnly) {
+  TempDir dir;
+  const mode_t previous = ::umask(022);
+  {
+    Database db(dir.file("tracker.db"));
+    RunStore store(db);
+    RunSpec spec;
+    spec.experiment = "e";
+    spec.name = "r";
+    store.create_or_resume_run(spec);
+    for (const char* name : {"tracker.db", "tracker.db-wal", "tracker.db-shm"}) {
+      struct stat info {};
+      ASSERT_EQ(::stat(dir.file(name).c_str(), &info), 0) << name;
+      EXPECT_EQ(info.st_mode & 0777, 0600u) << name;
+    }
+  }
+  ::umask(previous);
 }
 
 TEST(TrackerStore, MetricsRoundTripAcrossReopen) {
@@ -251,6 +272,18 @@ TEST(TrackerStore, DownsamplingAveragesEqualStepBuckets) {
     EXPECT_EQ(series[i].at("rank"), 0);
   }
   EXPECT_TRUE(store.metric_series(run_id, "bleu", 5, 1).at("points").empty());
+  // The answer says whether it was downsampled, and from how many points.
+  const auto bucketed = store.metric_series(run_id, "bleu", 5, 0);
+  EXPECT_EQ(bucketed.at("downsampled"), true);
+  EXPECT_EQ(bucketed.at("total_points"), 10);
+  const auto whole = store.metric_series(run_id, "bleu", 10, 0);
+  EXPECT_EQ(whole.at("downsampled"), false);
+  EXPECT_EQ(whole.at("total_points"), 10);
+  // The newest point is exact either way (the last bucket's mean is 9.5).
+  EXPECT_EQ(bucketed.at("last").at("step"), 10);
+  EXPECT_DOUBLE_EQ(bucketed.at("last").at("value").get<double>(), 10.0);
+  EXPECT_EQ(whole.at("last"), bucketed.at("last"));
+  EXPECT_TRUE(store.metric_series(run_id, "bleu", 5, 1).at("last").is_null()) << "no rank 1";
 }
 
 }  // namespace

@@ -8,6 +8,8 @@
 #include <stdexcept>
 #include <vector>
 
+#include "common/utf8.h"
+
 namespace nmt::tracker {
 namespace {
 
@@ -85,7 +87,8 @@ std::string md_field(std::string text) {
 std::string render_line(const std::vector<std::string>& cells, TableFormat format) {
   std::vector<std::string> fields;
   for (const auto& cell : cells) {
-    fields.push_back(format == TableFormat::kMarkdown ? md_field(cell) : csv_field(cell));
+    fields.push_back(format == TableFormat::kMarkdown ? md_field(printable(cell))
+                                                      : csv_field(printable(cell)));
   }
   return format == TableFormat::kMarkdown ? fmt::format("| {} |\n", fmt::join(fields, " | "))
                                           : fmt::format("{}\n", fmt::join(fields, ","));
@@ -106,12 +109,32 @@ TableFormat parse_table_format(const std::string& name) {
   throw std::invalid_argument(fmt::format("table format '{}': expected md, csv or json", name));
 }
 
+std::string printable(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (std::size_t i = 0; i < text.size();) {
+    const auto byte = static_cast<unsigned char>(text[i]);
+    const std::size_t length = utf8_sequence_length(text, i);
+    if (length == 0 || byte < 0x20 || byte == 0x7F) {
+      out += fmt::format("\\x{:02x}", byte);
+      ++i;
+    } else if (byte == 0xC2 && static_cast<unsigned char>(text[i + 1]) <= 0x9F) {
+      out += fmt::format("\\u{:04x}", static_cast<unsigned char>(text[i + 1]));  // C1: U+0080..9F
+      i += 2;
+    } else {
+      out.append(text, i, length);
+      i += length;
+    }
+  }
+  return out;
+}
+
 std::string json_cell(const json& value) {
   if (value.is_null()) {
     return "-";
   }
   if (value.is_string()) {
-    return value.get<std::string>();
+    return printable(value.get<std::string>());
   }
   if (value.is_number_integer()) {
     return std::to_string(value.get<std::int64_t>());
@@ -119,11 +142,20 @@ std::string json_cell(const json& value) {
   if (value.is_number_float()) {
     return fmt::format("{}", value.get<double>());
   }
-  return value.dump();
+  // JSON escapes C0 controls in strings, not DEL or C1.
+  return printable(value.dump(-1, ' ', false, json::error_handler_t::replace));
 }
 
-std::string render_text_table(const std::vector<std::string>& header,
-                              const std::vector<std::vector<std::string>>& rows) {
+std::string render_text_table(const std::vector<std::string>& raw_header,
+                              const std::vector<std::vector<std::string>>& raw_rows) {
+  const auto printable_row = [](const std::vector<std::string>& row) {
+    std::vector<std::string> out;
+    for (const auto& cell : row) out.push_back(printable(cell));
+    return out;
+  };
+  const std::vector<std::string> header = printable_row(raw_header);
+  std::vector<std::vector<std::string>> rows;
+  for (const auto& row : raw_rows) rows.push_back(printable_row(row));
   std::vector<std::size_t> width(header.size());
   for (std::size_t c = 0; c < header.size(); ++c) {
     width[c] = header[c].size();

@@ -23,12 +23,17 @@ void ServerOptions::validate() const {
                                 "' is not an IP address (e.g. 127.0.0.1 or ::1)");
   }
   if (body_limit == 0) throw std::invalid_argument("body_limit must be positive");
+  if (idle_timeout.count() <= 0) throw std::invalid_argument("idle_timeout must be positive");
+  if (header_timeout.count() <= 0) throw std::invalid_argument("header_timeout must be positive");
   if (read_timeout.count() <= 0) throw std::invalid_argument("read_timeout must be positive");
   if (write_timeout.count() <= 0) throw std::invalid_argument("write_timeout must be positive");
   if (keepalive_max_requests == 0) {
     throw std::invalid_argument("keepalive_max_requests must be at least 1");
   }
   if (max_connections == 0) throw std::invalid_argument("max_connections must be at least 1");
+  if (max_connections_per_client == 0) {
+    throw std::invalid_argument("max_connections_per_client must be at least 1");
+  }
   if (handler_threads == 0) throw std::invalid_argument("handler_threads must be at least 1");
 }
 
@@ -114,11 +119,13 @@ void Listener::on_accept(beast::error_code ec, tcp::socket socket) {
 
 }  // namespace detail
 
-HttpServer::HttpServer(asio::io_context& io, ServerOptions options, RequestCallback handler) {
+HttpServer::HttpServer(asio::io_context& io, ServerOptions options, RequestCallback handler,
+                       HeaderCallback check_header) {
   options.validate();
   pool_ = std::make_unique<asio::thread_pool>(options.handler_threads);
   state_ = std::make_shared<detail::ServerState>(std::move(options), std::move(handler),
-                                                 io.get_executor(), pool_->get_executor());
+                                                 std::move(check_header), io.get_executor(),
+                                                 pool_->get_executor());
   listener_ = std::make_shared<detail::Listener>(io, state_);
   port_ = listener_->port();
   listener_->start();

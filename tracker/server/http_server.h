@@ -1,8 +1,10 @@
 #pragma once
-// The tracker daemon's HTTP/1.1 front: a listener that accepts, one session per connection that
-// reads with a deadline and a body limit, and a request handler (a plain function of Request) that
-// never sees a socket. Handler calls run on their own small thread pool, so a store commit that
-// takes a while never stalls accepting, reading or timing out other connections.
+// The tracker daemon's HTTP/1.1 front: a listener that accepts (within a connection cap and a cap
+// per client address), one session per connection that reads with deadlines and a body limit, and
+// a request handler (a plain function of Request) that never sees a socket. A header check, also a
+// plain function of Request, runs before any body is read, so a request it refuses (a missing
+// token) never has its body buffered. Handler calls run on their own small thread pool, so a store
+// commit that takes a while never stalls accepting, reading or timing out other connections.
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/thread_pool.hpp>
@@ -12,6 +14,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "tracker/server/http_types.h"
@@ -26,18 +29,24 @@ class Listener;
 struct ServerOptions {
   std::string bind_address = "127.0.0.1";  // an IP literal; loopback keeps the daemon private
   unsigned short port = 0;                 // 0: the kernel picks a free port (see port())
-  std::size_t body_limit = 16u << 20;      // larger request bodies are answered 413
-  std::chrono::milliseconds read_timeout{30'000};   // whole request, and idle keep-alive wait
-  std::chrono::milliseconds write_timeout{30'000};  // whole response
-  unsigned keepalive_max_requests = 1000;  // requests on one connection before it is closed
-  std::size_t max_connections = 512;       // connections past this are closed at once
-  unsigned handler_threads = 1;            // threads calling the handler; 1 serialises calls to it
+  std::size_t body_limit = 16u << 20;      // larger request bodies are answered 413 while reading
+  std::chrono::milliseconds idle_timeout{30'000};    // waiting for a request's first byte
+  std::chrono::milliseconds header_timeout{10'000};  // first byte to the end of the header
+  std::chrono::milliseconds read_timeout{30'000};    // first byte to the end of the body
+  std::chrono::milliseconds write_timeout{30'000};   // whole response
+  unsigned keepalive_max_requests = 1000;       // requests on one connection before it is closed
+  std::size_t max_connections = 512;            // open connections in all; past it: 503 and close
+  std::size_t max_connections_per_client = 64;  // open connections per client IP; past it: 503
+  unsigned handler_threads = 1;  // threads calling the handler; 1 serialises calls to it
 
   // Throws std::invalid_argument naming the first bad field.
   void validate() const;
 };
 
 using RequestCallback = std::function<Response(const Request&)>;
+// Sees a request with its line and headers but no body yet; a response refuses the request (it is
+// sent, and the connection closed, without reading the body). Called on I/O threads: keep it quick.
+using HeaderCallback = std::function<std::optional<Response>(const Request&)>;
 
 // Must outlive every run() of the io_context it was given. The handler may be called from
 // `handler_threads` threads at once; an exception escaping it is answered 500 and closes that
@@ -45,8 +54,9 @@ using RequestCallback = std::function<Response(const Request&)>;
 class HttpServer {
  public:
   // Binds and listens at once (throws std::runtime_error naming the address when that fails),
-  // then accepts on `io` as soon as the caller runs it.
-  HttpServer(boost::asio::io_context& io, ServerOptions options, RequestCallback handler);
+  // then accepts on `io` as soon as the caller runs it. `check_header` may be empty.
+  HttpServer(boost::asio::io_context& io, ServerOptions options, RequestCallback handler,
+             HeaderCallback check_header = {});
   ~HttpServer();
   HttpServer(const HttpServer&) = delete;
   HttpServer& operator=(const HttpServer&) = delete;

@@ -3,6 +3,7 @@
 
 #include "tracker/server/http_session.h"
 
+#include <fmt/format.h>
 #include <spdlog/spdlog.h>
 #include <boost/asio/post.hpp>
 #include <nlohmann/json.hpp>
@@ -19,6 +20,8 @@ namespace {
 // So the session half-closes and reads (and drops) what still arrives, for a bounded time.
 constexpr std::chrono::milliseconds kLingerTime{2000};
 constexpr std::size_t kLingerBytes = 4u << 20;
+// The first read of a request; the header parser reads on from there.
+constexpr std::size_t kFirstRead = 4096;
 
 std::string error_json(const std::string& message) {
   return nlohmann::json{{"error", message}}.dump();
@@ -42,13 +45,40 @@ void Session::on_stop() {
   if (waiting_) stream_.cancel();
 }
 
-void Session::read_header() {
+// Splitting the idle wait from the header read lets a keep-alive connection sit idle longer than
+// a client may take over one header; a pipelined request already in the buffer needs no wait.
+void Session::wait_for_request() {
   if (stopping_) return;  // stop() came while the last answer was being written
-  parser_.emplace();
-  parser_->body_limit(state_->options.body_limit);
   waiting_ = true;
-  // One deadline for header and body together: a client trickling bytes cannot extend it.
-  stream_.expires_after(state_->options.read_timeout);
+  if (buffer_.size() > 0) return read_header();
+  stream_.expires_after(state_->options.idle_timeout);
+  stream_.async_read_some(buffer_.prepare(kFirstRead),
+                          [self = shared_from_this()](beast::error_code ec, std::size_t n) {
+                            self->on_first_bytes(ec, n);
+                          });
+}
+
+void Session::on_first_bytes(beast::error_code ec, std::size_t n) {
+  if (ec) {
+    waiting_ = false;
+    if (ec == beast::error::timeout) {
+      spdlog::debug("connection {}: idle for {} ms, closed", id_,
+                    state_->options.idle_timeout.count());
+    }
+    return on_read_error(ec);
+  }
+  buffer_.commit(n);
+  read_header();
+}
+
+void Session::read_header() {
+  const auto& o = state_->options;
+  parser_.emplace();
+  parser_->body_limit(o.body_limit);
+  // One deadline for header and body together, from the first byte: a client trickling bytes
+  // cannot extend it. The header has its own, shorter one.
+  deadline_ = std::chrono::steady_clock::now() + o.read_timeout;
+  stream_.expires_after(std::min(o.header_timeout, o.read_timeout));
   http::async_read_header(
       stream_, buffer_, *parser_,
       [self = shared_from_this()](beast::error_code ec, std::size_t) { self->on_header(ec); });
@@ -58,8 +88,8 @@ void Session::on_header(beast::error_code ec) {
   waiting_ = false;
   if (ec) return on_read_error(ec);
   started_ = std::chrono::steady_clock::now();
+  if (!admit_header()) return;
   const auto& header = parser_->get();
-  version_ = header.version();
   // curl and others wait up to a second for this before sending a large body.
   if (beast::iequals(header[http::field::expect], "100-continue")) {
     continue_ = http::response<http::empty_body>(http::status::continue_, version_);
@@ -72,7 +102,35 @@ void Session::on_header(beast::error_code ec) {
   read_body();
 }
 
+// The request as far as the header tells it, checked before a byte of the body is read. False
+// when it was refused (the refusal is on its way and the connection will close).
+bool Session::admit_header() {
+  const auto& header = parser_->get();
+  version_ = header.version();
+  keep_alive_ = header.keep_alive();
+  summary_ = std::string(header.method_string()) + " " + std::string(header.target());
+  request_ = Request{};
+  try {
+    parse_target(to_std(header.target()), request_);
+  } catch (const std::invalid_argument& e) {
+    reject(http::status::bad_request, e.what());
+    return false;
+  }
+  request_.method = std::string(header.method_string());
+  request_.authorization = std::string(header[http::field::authorization]);
+  if (state_->check_header) {
+    if (auto refusal = state_->check_header(request_)) {
+      spdlog::debug("connection {}: {} refused from its header ({})", id_, summary_,
+                    refusal->status);
+      send(std::move(*refusal), true, true);
+      return false;
+    }
+  }
+  return true;
+}
+
 void Session::read_body() {
+  stream_.expires_at(deadline_);
   http::async_read(
       stream_, buffer_, *parser_,
       [self = shared_from_this()](beast::error_code ec, std::size_t) { self->on_body(ec); });
@@ -96,19 +154,9 @@ void Session::on_read_error(beast::error_code ec) {
 
 void Session::on_body(beast::error_code ec) {
   if (ec) return on_read_error(ec);
-  auto message = parser_->release();
-  keep_alive_ = message.keep_alive();
-  summary_ = std::string(message.method_string()) + " " + std::string(message.target());
-  Request request;
-  try {
-    parse_target(to_std(message.target()), request);
-  } catch (const std::invalid_argument& e) {
-    return reject(http::status::bad_request, e.what());
-  }
-  request.method = std::string(message.method_string());
-  request.authorization = std::string(message[http::field::authorization]);
-  request.body = std::move(message.body());
-  call_handler(std::move(request));
+  request_.body = std::move(parser_->get().body());
+  parser_.reset();
+  call_handler(std::move(request_));
 }
 
 void Session::call_handler(Request request) {
@@ -168,7 +216,7 @@ void Session::on_write(beast::error_code ec, bool close, bool linger) {
     spdlog::debug("connection {} closed while writing: {}", id_, ec.message());
     return;
   }
-  if (!close) return read_header();
+  if (!close) return wait_for_request();
   beast::error_code ignored;
   stream_.socket().shutdown(tcp::socket::shutdown_send, ignored);
   if (linger) {
@@ -188,24 +236,63 @@ void Session::drain() {
 }
 
 void ServerState::start_session(tcp::socket socket, const std::shared_ptr<ServerState>& self) {
+  beast::error_code ec;
+  const asio::ip::address client = socket.remote_endpoint(ec).address();
+  if (ec) return;  // already gone
   std::shared_ptr<Session> session;
+  std::string why;
   {
     std::lock_guard lock(mutex);
     if (stopping) return;
+    const auto from_client = per_client.find(client);
+    const std::size_t open = from_client == per_client.end() ? 0 : from_client->second;
     if (sessions.size() >= options.max_connections) {
-      spdlog::debug("refusing a connection: {} are open", sessions.size());
-      return;  // the socket closes here
+      why = fmt::format("{} connections are open, the limit (--max-connections)", sessions.size());
+    } else if (open >= options.max_connections_per_client) {
+      why = fmt::format(
+          "{} connections from {} are open, the limit per client "
+          "(--max-connections-per-client)",
+          open, client.to_string());
+    } else {
+      ++per_client[client];
+      const auto id = next_id++;
+      session = std::make_shared<Session>(std::move(socket), self, id, client);
+      sessions.emplace(id, session);
     }
-    const auto id = next_id++;
-    session = std::make_shared<Session>(std::move(socket), self, id);
-    sessions.emplace(id, session);
   }
+  if (!session) return refuse(std::move(socket), why);
   session->start();
 }
 
-void ServerState::forget(std::uint64_t id) {
+void ServerState::refuse(tcp::socket socket, const std::string& why) {
+  {
+    std::lock_guard lock(mutex);
+    ++refused;
+    const auto now = std::chrono::steady_clock::now();
+    if (now - refusal_logged >= std::chrono::seconds(1)) {
+      spdlog::warn("refusing connections: {} ({} refused so far)", why, refused);
+      refusal_logged = now;
+    }
+  }
+  // Best effort, never waiting: the peer has most likely sent nothing yet, so it reads this 503
+  // (a peer that already sent a request may see a reset instead).
+  static const std::string kBody = error_json("too many connections; retry later");
+  static const std::string kAnswer = fmt::format(
+      "HTTP/1.1 503 Service Unavailable\r\nServer: nmt-trackerd\r\nContent-Type: "
+      "application/json\r\nRetry-After: 1\r\nConnection: close\r\nContent-Length: {}\r\n\r\n{}",
+      kBody.size(), kBody);
+  beast::error_code ignored;
+  socket.non_blocking(true, ignored);
+  socket.send(asio::buffer(kAnswer), 0, ignored);
+  socket.shutdown(tcp::socket::shutdown_both, ignored);
+  socket.close(ignored);
+}
+
+void ServerState::forget(std::uint64_t id, const asio::ip::address& client) {
   std::lock_guard lock(mutex);
   sessions.erase(id);
+  const auto from_client = per_client.find(client);
+  if (from_client != per_client.end() && --from_client->second == 0) per_client.erase(from_client);
 }
 
 void ServerState::stop_sessions() {

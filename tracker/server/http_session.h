@@ -13,6 +13,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -31,41 +32,55 @@ using tcp = asio::ip::tcp;
 class Session;
 
 // What the listener and every session share. Sessions register here so that stop() can reach the
-// idle ones.
+// idle ones, and are counted per client address for the per-client cap.
 struct ServerState {
-  ServerState(ServerOptions o, RequestCallback h, asio::io_context::executor_type io,
-              asio::thread_pool::executor_type pool)
-      : options(std::move(o)), handler(std::move(h)), io_executor(io), handler_executor(pool) {}
+  ServerState(ServerOptions o, RequestCallback h, HeaderCallback c,
+              asio::io_context::executor_type io, asio::thread_pool::executor_type pool)
+      : options(std::move(o)),
+        handler(std::move(h)),
+        check_header(std::move(c)),
+        io_executor(io),
+        handler_executor(pool) {}
 
   void start_session(tcp::socket socket, const std::shared_ptr<ServerState>& self);
-  void forget(std::uint64_t id);
+  void forget(std::uint64_t id, const asio::ip::address& client);
   void stop_sessions();
   Response call_handler(const Request& request, bool& failed) const;
 
   const ServerOptions options;
   const RequestCallback handler;
+  const HeaderCallback check_header;
   const asio::io_context::executor_type io_executor;
   const asio::thread_pool::executor_type handler_executor;
   std::atomic<std::uint64_t> requests{0};
 
-  std::mutex mutex;  // guards the three below
+  std::mutex mutex;  // guards the members below
   bool stopping = false;
   std::uint64_t next_id = 0;
   std::unordered_map<std::uint64_t, std::weak_ptr<Session>> sessions;
+  std::map<asio::ip::address, std::size_t> per_client;   // open sessions by client address
+  std::uint64_t refused = 0;                             // connections refused, for the log
+  std::chrono::steady_clock::time_point refusal_logged;  // refusals are logged once a second
+
+ private:
+  // Over a cap: a fixed 503 and close, without a session. Called without the mutex held.
+  void refuse(tcp::socket socket, const std::string& why);
 };
 
-// One connection: read a request (header, then body, all within read_timeout), hand it to the
+// One connection: wait for a request's first byte (idle_timeout), read its header
+// (header_timeout), check it, read its body (read_timeout from the first byte), hand it to the
 // handler pool, write the answer, repeat while keep-alive holds. Every step runs on the session's
 // strand; any error ends this session alone.
 class Session : public std::enable_shared_from_this<Session> {
  public:
-  Session(tcp::socket socket, std::shared_ptr<ServerState> state, std::uint64_t id)
-      : stream_(std::move(socket)), state_(std::move(state)), id_(id) {
+  Session(tcp::socket socket, std::shared_ptr<ServerState> state, std::uint64_t id,
+          asio::ip::address client)
+      : stream_(std::move(socket)), state_(std::move(state)), id_(id), client_(client) {
     // Answers are small and latency-bound; Nagle would hold a split write for a delayed ACK.
     beast::error_code ignored;
     stream_.socket().set_option(tcp::no_delay(true), ignored);
   }
-  ~Session() { state_->forget(id_); }
+  ~Session() { state_->forget(id_, client_); }
 
   void start() {
     asio::dispatch(stream_.get_executor(), [self = shared_from_this()] { self->read_header(); });
@@ -76,8 +91,11 @@ class Session : public std::enable_shared_from_this<Session> {
 
  private:
   void on_stop();
+  void wait_for_request();
+  void on_first_bytes(beast::error_code ec, std::size_t n);
   void read_header();
   void on_header(beast::error_code ec);
+  bool admit_header();
   void read_body();
   void on_body(beast::error_code ec);
   void on_read_error(beast::error_code ec);
@@ -95,6 +113,9 @@ class Session : public std::enable_shared_from_this<Session> {
   http::response<http::string_body> response_;
   std::shared_ptr<ServerState> state_;
   const std::uint64_t id_;
+  const asio::ip::address client_;
+  Request request_;                                 // filled from the header, then the body
+  std::chrono::steady_clock::time_point deadline_;  // of the whole request being read
   unsigned served_ = 0;
   bool waiting_ = false;   // waiting for the next request's header: safe to close on stop
   bool stopping_ = false;  // answer the current request, then close

@@ -4,7 +4,9 @@
 #include "tracker/server/request_handler.h"
 
 #include <fmt/format.h>
+#include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <charconv>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -33,19 +35,6 @@ Response error_response(int status, const std::string& message, const std::strin
     body["field"] = field;
   }
   return json_response(status, body);
-}
-
-json parse_body(const Request& request) {
-  json body;
-  try {
-    body = json::parse(request.body);
-  } catch (const json::parse_error& e) {
-    throw HttpError(400, fmt::format("malformed JSON body: {}", e.what()), "body");
-  }
-  if (!body.is_object()) {
-    throw HttpError(400, "the body must be a JSON object", "body");
-  }
-  return body;
 }
 
 // `allowed` lists the route's methods, e.g. "GET, POST"; matched by whole names.
@@ -92,14 +81,46 @@ bool ends_with(std::string_view text, std::string_view suffix) {
 
 }  // namespace
 
-RequestHandler::RequestHandler(RunStore& store, std::string token)
-    : store_(store), token_(std::move(token)) {}
+void HandlerOptions::validate() const {
+  if (json.max_depth == 0) throw std::invalid_argument("json.max_depth must be at least 1");
+  if (json.max_elements == 0) throw std::invalid_argument("json.max_elements must be at least 1");
+  if (max_response_points < 1) {
+    throw std::invalid_argument("max_response_points must be at least 1");
+  }
+}
+
+RequestHandler::RequestHandler(RunStore& store, std::string token, HandlerOptions options,
+                               RunStore* reader)
+    : store_(store),
+      reader_(reader),
+      token_(std::move(token)),
+      options_(options),
+      schema_version_(store.schema_version()) {
+  options_.validate();
+}
+
+std::optional<Response> RequestHandler::check_header(const Request& request) const {
+  if (token_.empty() || request.path == "/api/health" || authorized(request.authorization)) {
+    return std::nullopt;
+  }
+  return error_response(401, "missing or bad bearer token (send 'Authorization: Bearer <token>')");
+}
+
+json RequestHandler::parse_body(const Request& request) const {
+  return handler::parse_json_body(request.body, options_.json);
+}
 
 Response RequestHandler::handle(const Request& request) {
+  // The store's own messages say what failed; the request says where (a 500 makes clients retry,
+  // so the operator needs to see each one).
+  const auto store_failure = [&](const std::string& cause) {
+    spdlog::error("store failure on {} {} ({} byte body): {}", request.method, request.path,
+                  request.body.size(), cause);
+    return error_response(500, fmt::format("store failure: {}", cause));
+  };
   try {
-    if (!token_.empty() && request.path != "/api/health" && !authorized(request.authorization)) {
-      return error_response(401,
-                            "missing or bad bearer token (send 'Authorization: Bearer <token>')");
+    if (auto refused = check_header(request)) {
+      return *refused;
     }
     return route(request);
   } catch (const HttpError& e) {
@@ -111,9 +132,9 @@ Response RequestHandler::handle(const Request& request) {
   } catch (const std::invalid_argument& e) {
     return error_response(400, e.what());
   } catch (const std::exception& e) {
-    return error_response(500, fmt::format("store failure: {}", e.what()));
+    return store_failure(e.what());
   } catch (...) {
-    return error_response(500, "store failure: unknown exception");
+    return store_failure("unknown exception");
   }
 }
 
@@ -186,8 +207,7 @@ Response RequestHandler::route_run(const Request& request, const std::string& re
 }
 
 Response RequestHandler::health() {
-  const int version = with_store([](RunStore& store) { return store.schema_version(); });
-  return json_response(200, {{"status", "ok"}, {"schema_version", version}});
+  return json_response(200, {{"status", "ok"}, {"schema_version", schema_version_}});
 }
 
 Response RequestHandler::create_run(const Request& request) {
@@ -198,7 +218,7 @@ Response RequestHandler::create_run(const Request& request) {
   spec.name = fields.text("name");
   spec.uid = fields.optional_text("uid");
   if (spec.uid && !RunStore::is_valid_uid(*spec.uid)) {
-    bad_field("uid", "must be 8 to 64 characters of A-Z, a-z, 0-9, '_' and '-'");
+    bad_field("uid", RunStore::kUidRule);
   }
   spec.attempt = fields.optional_integer("attempt").value_or(1);
   if (spec.attempt < 1) {
@@ -212,6 +232,9 @@ Response RequestHandler::create_run(const Request& request) {
   spec.git_revision = fields.optional_text("git_revision");
   spec.host = fields.optional_text("host");
   spec.world_size = fields.optional_integer("world_size");
+  if (spec.world_size && *spec.world_size < 1) {
+    bad_field("world_size", "must be an integer of at least 1");
+  }
   spec.slurm_job_id = fields.optional_text("slurm_job_id");
   spec.slurm_array_id = fields.optional_text("slurm_array_id");
   if (const auto params = body.find("params"); params != body.end() && !params->is_null()) {
@@ -219,6 +242,9 @@ Response RequestHandler::create_run(const Request& request) {
       bad_field("params", "must be an object of flat key: value pairs");
     }
     for (const auto& [key, value] : params->items()) {
+      if (key.empty()) {
+        bad_field("params", "must not have an empty key");
+      }
       if (!value.is_number() && !value.is_string() && !value.is_boolean()) {
         bad_field("params." + key, "must be a number, string or bool");
       }
@@ -248,12 +274,12 @@ Response RequestHandler::list_runs(const Request& request) {
       throw HttpError(400, fmt::format("unknown query parameter '{}'", name), name);
     }
   }
-  json runs = with_store([&](RunStore& store) { return store.list_runs(filter); });
+  json runs = with_reader([&](RunStore& store) { return store.list_runs(filter); });
   return json_response(200, {{"runs", std::move(runs)}});
 }
 
 Response RequestHandler::get_run(std::int64_t run_id) {
-  return json_response(200, with_store([&](RunStore& store) { return store.get_run(run_id); }));
+  return json_response(200, with_reader([&](RunStore& store) { return store.get_run(run_id); }));
 }
 
 Response RequestHandler::set_status(std::int64_t run_id, const Request& request) {
@@ -278,6 +304,9 @@ Response RequestHandler::ingest_metrics(std::int64_t run_id, const Request& requ
   const json body = parse_body(request);
   const Fields fields(body);
   const std::int64_t rank = fields.integer("rank");
+  if (rank < 0) {
+    bad_field("rank", "must be an integer of at least 0");
+  }
   const std::int64_t sequence = fields.integer("sequence");
   const json& points_json = fields.array("points");
   std::vector<MetricPoint> points;
@@ -301,12 +330,16 @@ Response RequestHandler::metric_series(std::int64_t run_id, const Request& reque
   if (key == request.query.end() || key->second.empty()) {
     throw HttpError(400, "query parameter 'key' is required", "key");
   }
-  const auto max_points = query_integer(request, "max_points");
-  if (max_points && *max_points < 1) {
+  const auto asked = query_integer(request, "max_points");
+  if (asked && *asked < 1) {
     throw HttpError(400, "query parameter 'max_points' must be at least 1", "max_points");
   }
+  // The answer is bounded whatever is asked: a 1M-point series was an 83 MB answer. The store
+  // says in the answer whether it downsampled and how many points there are.
+  const std::int64_t max_points =
+      std::min(asked.value_or(options_.max_response_points), options_.max_response_points);
   const auto rank = query_integer(request, "rank");
-  return json_response(200, with_store([&](RunStore& store) {
+  return json_response(200, with_reader([&](RunStore& store) {
                          return store.metric_series(run_id, key->second, max_points, rank);
                        }));
 }
@@ -331,13 +364,16 @@ Response RequestHandler::log_artifact(std::int64_t run_id, const Request& reques
   const ArtifactRecord artifact{fields.text("kind"), fields.text("path"),
                                 fields.optional_integer("step"),
                                 fields.optional_integer("averaged_from")};
+  if (artifact.averaged_from && *artifact.averaged_from < 1) {
+    bad_field("averaged_from", "must be an integer of at least 1");
+  }
   const std::int64_t id =
       with_store([&](RunStore& store) { return store.log_artifact(run_id, artifact); });
   return json_response(200, {{"artifact_id", id}});
 }
 
 Response RequestHandler::sweep_table(const std::string& sweep) {
-  return json_response(200, with_store([&](RunStore& store) { return store.sweep_table(sweep); }));
+  return json_response(200, with_reader([&](RunStore& store) { return store.sweep_table(sweep); }));
 }
 
 }  // namespace nmt::tracker

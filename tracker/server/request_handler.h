@@ -3,23 +3,47 @@
 // JSON in and out, bearer-token check, validation that names the offending field, and the mapping
 // of store errors to statuses. It knows nothing of sockets (the HTTP server owns those).
 
+#include <cstddef>
+#include <cstdint>
 #include <mutex>
+#include <optional>
 #include <string>
 
 #include "tracker/server/http_types.h"
+#include "tracker/server/json_body.h"
 #include "tracker/store/run_store.h"
 
 namespace nmt::tracker {
 
+// Limits on what one request may cost the daemon (tracker/API.md, "Limits").
+struct HandlerOptions {
+  handler::JsonLimits json;  // nesting depth and element count of request bodies
+  // Metric series with more points are downsampled to this many (and say so); 0 is invalid.
+  std::int64_t max_response_points = 10'000;
+
+  // Throws std::invalid_argument naming the first bad field.
+  void validate() const;
+};
+
 class RequestHandler {
  public:
   // `store` must outlive the handler. An empty `token` turns authentication off; otherwise every
-  // route but /api/health needs `Authorization: Bearer <token>`.
-  RequestHandler(RunStore& store, std::string token);
+  // route but /api/health needs `Authorization: Bearer <token>`. `reader`, when given, is a second
+  // connection to the same database file (WAL lets it read while `store` writes) that answers the
+  // GET routes under a lock of its own: a slow read (a long series to downsample) then holds back
+  // neither ingest nor the other writes.
+  RequestHandler(RunStore& store, std::string token, HandlerOptions options = {},
+                 RunStore* reader = nullptr);
 
-  // Safe to call from several threads: store access is serialized inside (SQLite has one writer
-  // anyway). Never throws: every failure becomes an error response (400/401/404/405/409/500).
+  // Safe to call from several threads: each store connection is used by one thread at a time
+  // (SQLite has one writer anyway). Never throws: every failure becomes an error response
+  // (400/401/404/405/409/500); a 500 is logged with the request and its cause.
   Response handle(const Request& request);
+
+  // What can be decided from the request line and headers alone (the body is empty here): the
+  // 401 answer when the bearer token is missing or wrong, else nothing. The server calls it
+  // before reading a body, so an unauthenticated client never has one buffered. Thread-safe.
+  std::optional<Response> check_header(const Request& request) const;
 
  private:
   Response route(const Request& request);
@@ -43,10 +67,22 @@ class RequestHandler {
     std::lock_guard<std::mutex> lock(mutex_);
     return work(store_);
   }
+  // The same for reads: on the reader connection when there is one.
+  template <typename Work>
+  auto with_reader(Work&& work) {
+    if (reader_ == nullptr) return with_store(std::forward<Work>(work));
+    std::lock_guard<std::mutex> lock(reader_mutex_);
+    return work(*reader_);
+  }
+
+  nlohmann::json parse_body(const Request& request) const;
 
   RunStore& store_;
+  RunStore* reader_;
   std::string token_;
-  std::mutex mutex_;
+  HandlerOptions options_;
+  int schema_version_;  // read once: /api/health needs no store lock
+  std::mutex mutex_, reader_mutex_;
 };
 
 }  // namespace nmt::tracker

@@ -167,12 +167,22 @@ json RunStore::metric_series(std::int64_t run_id, const std::string& key,
   bind_where(range);
   range.executeStep();
   const std::int64_t count = range.getColumn(0).getInt64();
+  // The newest point exactly, also when the points are downsampled (a bucket holds a mean).
+  SQLite::Statement newest(sql_, "SELECT step, value, rank, wall_time AS time" + where +
+                                     " ORDER BY step DESC, rank, rowid DESC LIMIT 1");
+  bind_where(newest);
+  json last = all_rows(newest);
+  last = last.empty() ? json() : last.front();
   if (!max_points || count <= *max_points) {
     SQLite::Statement raw(
         sql_, "SELECT step, value, value AS min, value AS max, rank, wall_time AS time" + where +
                   " ORDER BY step, rank, rowid");
     bind_where(raw);
-    return json{{"key", key}, {"points", all_rows(raw)}};
+    return json{{"key", key},
+                {"points", all_rows(raw)},
+                {"total_points", count},
+                {"downsampled", false},
+                {"last", std::move(last)}};
   }
   // Equal-width step buckets; width = ceil(span / max_points) keeps the bucket count in bounds.
   const std::int64_t first = range.getColumn(1).getInt64();
@@ -186,7 +196,11 @@ json RunStore::metric_series(std::int64_t run_id, const std::string& key,
   bind_where(buckets);
   buckets.bind(next_index, first);
   buckets.bind(next_index + 1, width);
-  return json{{"key", key}, {"points", all_rows(buckets)}};
+  return json{{"key", key},
+              {"points", all_rows(buckets)},
+              {"total_points", count},
+              {"downsampled", true},
+              {"last", std::move(last)}};
 }
 
 }  // namespace nmt::tracker

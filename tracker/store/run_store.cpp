@@ -53,8 +53,7 @@ void validate_spec(const RunSpec& spec) {
   require_text(spec.experiment, "experiment");
   require_text(spec.name, "run name");
   if (spec.uid && !RunStore::is_valid_uid(*spec.uid)) {
-    throw std::invalid_argument(fmt::format(
-        "uid '{}' must be 8 to 64 characters of A-Z, a-z, 0-9, '_' and '-'", *spec.uid));
+    throw std::invalid_argument(fmt::format("uid '{}' {}", *spec.uid, RunStore::kUidRule));
   }
   if (spec.attempt < 1) {
     throw std::invalid_argument(fmt::format("attempt must be at least 1, not {}", spec.attempt));

@@ -122,7 +122,8 @@ class RunStore {
   // sweep_table the full response bodies.
   nlohmann::json list_runs(const RunFilter& filter);
   nlohmann::json get_run(std::int64_t run_id);
-  // max_points: at most that many points, one per step bucket with mean value and min/max.
+  // max_points: at most that many points, one per step bucket with mean value and min/max. The
+  // answer's "total_points" counts the stored points and "downsampled" says whether it bucketed.
   nlohmann::json metric_series(std::int64_t run_id, const std::string& key,
                                std::optional<std::int64_t> max_points,
                                std::optional<std::int64_t> rank);
@@ -130,8 +131,12 @@ class RunStore {
 
   // running, finished, failed, killed or preempted.
   static bool is_valid_status(const std::string& status);
-  // 8 to 64 characters of [A-Za-z0-9_-].
+  // 8 to 64 characters of [A-Za-z0-9_-] (kUidRule, the words of every error about it). The
+  // client library has its own copy of the rule, tracker::is_valid_run_uid: it does not link
+  // the store.
   static bool is_valid_uid(const std::string& uid);
+  static constexpr const char* kUidRule =
+      "must be 8 to 64 characters of A-Z, a-z, 0-9, '_' and '-'";
 
  private:
   std::int64_t experiment_id(const std::string& name, double now);

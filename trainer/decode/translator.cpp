@@ -2,11 +2,13 @@
 
 #include <ATen/ops/tensor.h>
 #include <ATen/ops/zeros.h>
+#include <fmt/format.h>
 #include <spdlog/spdlog.h>
 #include <torch/utils.h>
 
 #include <algorithm>
 #include <numeric>
+#include <stdexcept>
 
 #include "common/progress.h"
 #include "preprocess/cleaning.h"
@@ -32,7 +34,65 @@ at::Tensor source_batch(const std::vector<std::vector<std::int64_t>>& sources) {
   return batch;
 }
 
+bool starts_word(const std::string& piece) {
+  return piece.rfind("\xE2\x96\x81", 0) == 0;  // U+2581, SentencePiece's word-start mark
+}
+
+bool ends_sentence(std::string piece) {
+  while (!piece.empty() && std::string("\"')]").find(piece.back()) != std::string::npos) {
+    piece.pop_back();
+  }
+  const auto ends_with = [&](const char* s) {
+    const std::string suffix(s);
+    return piece.size() >= suffix.size() &&
+           piece.compare(piece.size() - suffix.size(), suffix.size(), suffix) == 0;
+  };
+  for (const char* mark : {".", "!", "?", ";", "\xE2\x80\xA6"}) {  // ... and an ellipsis
+    if (ends_with(mark)) return true;
+  }
+  return false;
+}
+
 }  // namespace
+
+std::vector<Cut> cut_points(const std::vector<std::int64_t>& ids,
+                            const preprocess::Vocabulary& vocab) {
+  std::vector<Cut> cuts(ids.size(), Cut::kInside);
+  std::string previous;
+  for (std::size_t i = 0; i < ids.size(); ++i) {
+    std::string piece = vocab.piece(static_cast<std::int32_t>(ids[i]));
+    if (starts_word(piece))
+      cuts[i] = i > 0 && ends_sentence(previous) ? Cut::kSentence : Cut::kWord;
+    previous = std::move(piece);
+  }
+  return cuts;
+}
+
+std::vector<std::vector<std::int64_t>> split_source(const std::vector<std::int64_t>& ids,
+                                                    const std::vector<Cut>& cuts,
+                                                    std::size_t limit) {
+  if (limit == 0) throw std::invalid_argument("split_source: the limit must be at least 1");
+  if (cuts.size() != ids.size()) {
+    throw std::invalid_argument(
+        fmt::format("split_source: {} cut points for {} ids", cuts.size(), ids.size()));
+  }
+  std::vector<std::vector<std::int64_t>> pieces;
+  std::size_t start = 0;
+  while (ids.size() - start > limit) {
+    // A cut at i keeps ids [start, i) in this piece: i ranges over start + 1 .. start + limit.
+    std::size_t word = 0, sentence = 0;
+    for (std::size_t i = start + 1; i <= start + limit; ++i) {
+      if (cuts[i] == Cut::kSentence) sentence = i;
+      if (cuts[i] != Cut::kInside) word = i;
+    }
+    const std::size_t cut = sentence > 0 ? sentence : word > 0 ? word : start + limit;
+    pieces.emplace_back(ids.begin() + static_cast<std::ptrdiff_t>(start),
+                        ids.begin() + static_cast<std::ptrdiff_t>(cut));
+    start = cut;
+  }
+  pieces.emplace_back(ids.begin() + static_cast<std::ptrdiff_t>(start), ids.end());
+  return pieces;
+}
 
 Translator::Translator(model::Transformer model, const preprocess::Vocabulary& vocab,
                        c10::Device device, TranslateOptions options)
@@ -50,17 +110,24 @@ std::vector<std::int64_t> Translator::encode_line(const std::string& line,
   preprocess::normalize_whitespace(text);
   const auto ids = vocab_.encode(text);
   std::vector<std::int64_t> out(ids.begin(), ids.end());
-  const auto limit = static_cast<std::size_t>(model_->config().max_positions - 1);  // room for EOS
-  if (out.size() > limit) {
-    spdlog::warn(
-        "input line {}: {} word pieces, more than the model's {} source positions hold: "
-        "only the first {} are translated",
-        line_number > 0 ? std::to_string(line_number) : std::string("?"), out.size(),
-        model_->config().max_positions, limit);
-    out.resize(limit);
-    ++truncated_;
-  }
+  if (options_.long_inputs == LongInputs::kTruncate) truncate(out, line_number);
   return out;
+}
+
+std::size_t Translator::source_limit() const {
+  return static_cast<std::size_t>(model_->config().max_positions - 1);  // room for EOS
+}
+
+void Translator::truncate(std::vector<std::int64_t>& ids, std::int64_t line_number) const {
+  const auto limit = source_limit();
+  if (ids.size() <= limit) return;
+  spdlog::warn(
+      "input line {}: {} word pieces, more than the model's {} source positions hold: "
+      "only the first {} are translated",
+      line_number > 0 ? std::to_string(line_number) : std::string("?"), ids.size(),
+      model_->config().max_positions, limit);
+  ids.resize(limit);
+  ++truncated_;
 }
 
 std::vector<std::vector<Hypothesis>> Translator::translate_batch(
@@ -104,24 +171,65 @@ std::vector<std::vector<Hypothesis>> Translator::translate_ids(
   return results;
 }
 
+std::vector<Translation> Translator::translate_sources(
+    const std::vector<std::vector<std::int64_t>>& sources) {
+  const auto limit = source_limit();
+  std::vector<std::vector<std::int64_t>> pieces;
+  std::vector<std::size_t> first{0};  // the pieces of source i are [first[i], first[i + 1])
+  for (std::size_t i = 0; i < sources.size(); ++i) {
+    const auto line = static_cast<std::int64_t>(i) + 1;
+    if (sources[i].size() <= limit || options_.long_inputs == LongInputs::kTruncate) {
+      pieces.push_back(sources[i]);
+      truncate(pieces.back(), line);
+    } else {
+      auto parts = split_source(sources[i], cut_points(sources[i], vocab_), limit);
+      spdlog::info(
+          "input line {}: {} word pieces, more than the model's {} source positions hold: "
+          "translated in {} pieces",
+          line, sources[i].size(), model_->config().max_positions, parts.size());
+      ++split_;
+      for (auto& part : parts) pieces.push_back(std::move(part));
+    }
+    first.push_back(pieces.size());
+  }
+  auto results = translate_ids(pieces);
+  const auto text = [&](const Hypothesis& h) {
+    return vocab_.decode({h.tokens.begin(), h.tokens.end()});
+  };
+  std::vector<Translation> out(sources.size());
+  for (std::size_t i = 0; i < sources.size(); ++i) {
+    Translation& t = out[i];
+    t.pieces = static_cast<std::int64_t>(first[i + 1] - first[i]);
+    if (t.pieces == 1) {
+      t.nbest = std::move(results[first[i]]);
+      for (const auto& h : t.nbest) t.texts.push_back(text(h));
+      continue;
+    }
+    // The best translation of each piece, joined: one line out per line in.
+    Hypothesis joined;
+    std::string joined_text;
+    for (std::size_t k = first[i]; k < first[i + 1]; ++k) {
+      if (results[k].empty()) continue;
+      const Hypothesis& best = results[k].front();
+      joined.tokens.insert(joined.tokens.end(), best.tokens.begin(), best.tokens.end());
+      joined.log_prob += best.log_prob;
+      joined.score += best.score;
+      const std::string piece_text = text(best);
+      if (!piece_text.empty()) joined_text += (joined_text.empty() ? "" : " ") + piece_text;
+    }
+    t.nbest.push_back(std::move(joined));
+    t.texts.push_back(std::move(joined_text));
+  }
+  return out;
+}
+
 std::vector<Translation> Translator::translate_lines(const std::vector<std::string>& lines) {
   std::vector<std::vector<std::int64_t>> sources;
   sources.reserve(lines.size());
   for (const auto& line : lines) {
     sources.push_back(encode_line(line, static_cast<std::int64_t>(sources.size()) + 1));
   }
-  if (truncated_ > 0)
-    spdlog::warn("{} input lines were truncated to the model's {} positions", truncated_,
-                 model_->config().max_positions);
-  std::vector<Translation> out;
-  for (auto& nbest : translate_ids(sources)) {
-    Translation t;
-    for (const auto& h : nbest)
-      t.texts.push_back(vocab_.decode({h.tokens.begin(), h.tokens.end()}));
-    t.nbest = std::move(nbest);
-    out.push_back(std::move(t));
-  }
-  return out;
+  return translate_sources(sources);
 }
 
 at::Tensor Translator::alignment(const std::vector<std::int64_t>& source,

@@ -2,6 +2,8 @@
 // Translation of many sentences: sorted by length into token-budget batches (little padding),
 // decoded with beam search (or greedily), and returned in input order. Text in and out goes
 // through the run's SentencePiece model, after the same normalisation preprocessing applied.
+// A source longer than the model's source positions is truncated (the default, with a warning) or
+// split into pieces that fit, translated piece by piece and joined (LongInputs).
 
 #include <c10/core/Device.h>
 
@@ -9,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "common/named_choices.h"
 #include "preprocess/vocabulary.h"
 #include "trainer/decode/beam_search.h"
 #include "trainer/model/transformer.h"
@@ -16,31 +19,68 @@
 
 namespace nmt::decode {
 
+// What to do with a source longer than the model's source positions.
+enum class LongInputs {
+  kTruncate,  // translate its first pieces only (a warning names the line)
+  kSplit,     // cut it into pieces that fit, translate each, join the translations with a space
+};
+inline constexpr NamedChoices<LongInputs, 2> kLongInputs{
+    {{{LongInputs::kTruncate, "truncate"}, {LongInputs::kSplit, "split"}}}};
+
 struct TranslateOptions {
   bool greedy = false;
   BeamOptions beam;
   std::int64_t batch_tokens = 4000;                          // padded source tokens per batch
   runtime::Precision precision = runtime::Precision::kFp32;  // resolved (not auto): autocast
+  LongInputs long_inputs = LongInputs::kTruncate;            // sources that do not fit
 };
 
 struct Translation {
   std::vector<Hypothesis> nbest;   // best first; greedy: one, with log_prob and score 0
   std::vector<std::string> texts;  // detokenized, one per hypothesis
+  // > 1: the source was split; nbest then holds one hypothesis, the pieces' best ones joined
+  // (tokens concatenated, log_prob and score summed), and texts their texts joined with a space.
+  std::int64_t pieces = 1;
 };
+
+// How good a place for a cut the position before a subword is.
+enum class Cut : std::uint8_t {
+  kInside,    // inside a word
+  kWord,      // before a word
+  kSentence,  // before a word that follows sentence-final punctuation
+};
+
+// Where `ids` may be cut: one entry per id, for the position before it (SentencePiece marks a
+// word's first piece with U+2581; sentence-final punctuation is . ! ? ; or an ellipsis, possibly
+// followed by closing quotes or brackets).
+std::vector<Cut> cut_points(const std::vector<std::int64_t>& ids,
+                            const preprocess::Vocabulary& vocab);
+
+// Cuts `ids` into consecutive pieces of at most `limit` ids (limit >= 1) that together are `ids`.
+// Each cut is the last sentence boundary that keeps the piece within the limit, else the last word
+// boundary, else exactly at the limit. `cuts` has one entry per id (see cut_points). A source that
+// fits is one piece; an empty source is one empty piece.
+std::vector<std::vector<std::int64_t>> split_source(const std::vector<std::int64_t>& ids,
+                                                    const std::vector<Cut>& cuts,
+                                                    std::size_t limit);
 
 class Translator {
  public:
   Translator(model::Transformer model, const preprocess::Vocabulary& vocab, c10::Device device,
              TranslateOptions options);
 
-  // Sources as subword ids without EOS; results in input order.
+  // Sources as subword ids without EOS, each at most source_limit() long; results in input order.
   std::vector<std::vector<Hypothesis>> translate_ids(
       const std::vector<std::vector<std::int64_t>>& sources);
+  // Sources of any length, as subword ids without EOS; detokenized results in input order. A
+  // source longer than source_limit() is truncated or split as TranslateOptions::long_inputs says
+  // (source i is named as line i + 1 in the log).
+  std::vector<Translation> translate_sources(const std::vector<std::vector<std::int64_t>>& sources);
   // Raw text lines; results in input order.
   std::vector<Translation> translate_lines(const std::vector<std::string>& lines);
-  // Subword ids of a line as the model sees it (normalised, encoded, truncated to fit). A
-  // truncation is logged as a warning naming `line_number` (1-based; 0: unknown), the line's
-  // length and the limit.
+  // Subword ids of a line as the model sees it (normalised, encoded). With LongInputs::kTruncate,
+  // truncated to source_limit(), logged as a warning naming `line_number` (1-based; 0: unknown),
+  // the line's length and the limit; with kSplit, whole (translate_sources splits it).
   std::vector<std::int64_t> encode_line(const std::string& line,
                                         std::int64_t line_number = 0) const;
 
@@ -50,17 +90,22 @@ class Translator {
                        const std::vector<std::int64_t>& output);
 
   model::Transformer& model() { return model_; }
-  std::int64_t truncated() const { return truncated_; }
+  // The longest source the model takes: its source positions less one for EOS.
+  std::size_t source_limit() const;
+  std::int64_t truncated() const { return truncated_; }  // sources truncated so far
+  std::int64_t split() const { return split_; }          // sources split so far
 
  private:
   std::vector<std::vector<Hypothesis>> translate_batch(
       const std::vector<std::vector<std::int64_t>>& sources);
+  void truncate(std::vector<std::int64_t>& ids, std::int64_t line_number) const;
 
   model::Transformer model_;
   const preprocess::Vocabulary& vocab_;
   c10::Device device_;
   TranslateOptions options_;
   mutable std::int64_t truncated_ = 0;
+  std::int64_t split_ = 0;
 };
 
 }  // namespace nmt::decode

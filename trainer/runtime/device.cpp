@@ -10,14 +10,22 @@
 
 namespace nmt::runtime {
 
-c10::Device select_device(const std::string& name) {
-  const bool cuda = torch::cuda::is_available();
-  if (name == "auto") return cuda ? c10::Device(c10::kCUDA, 0) : c10::Device(c10::kCPU);
-  if (name == "cpu") return c10::Device(c10::kCPU);
-  if (name.rfind("cuda", 0) != 0) {
+void check_device_name(const std::string& name) {
+  if (name == "auto" || name == "cpu" || name == "cuda") return;
+  const std::string prefix = "cuda:";
+  const bool indexed = name.size() > prefix.size() && name.rfind(prefix, 0) == 0 &&
+                       name.find_first_not_of("0123456789", prefix.size()) == std::string::npos;
+  if (!indexed) {
     throw std::invalid_argument("unknown device '" + name +
                                 "' (expected cpu, cuda, cuda:N or auto)");
   }
+}
+
+c10::Device select_device(const std::string& name) {
+  check_device_name(name);
+  const bool cuda = torch::cuda::is_available();
+  if (name == "auto") return cuda ? c10::Device(c10::kCUDA, 0) : c10::Device(c10::kCPU);
+  if (name == "cpu") return c10::Device(c10::kCPU);
   if (!cuda) {
     throw std::invalid_argument("device '" + name +
                                 "' requested but CUDA is not available: this LibTorch has no CUDA "

@@ -12,6 +12,9 @@ namespace nmt::runtime {
 // Parses "cpu", "cuda", "cuda:N" or "auto" (CUDA when available, else CPU). Throws
 // std::invalid_argument for other names, or when CUDA is asked for and not available, saying why.
 c10::Device select_device(const std::string& name);
+// The same names checked for their form only (no CUDA query): std::invalid_argument for others.
+// For command-line checks (nmt::parsed_by), so that a misspelt --device is an argument error.
+void check_device_name(const std::string& name);
 
 // One GPU per rank: the device of the rank that is `local_rank` on its node, when `visible` GPUs
 // are visible to it. A launcher that gives each rank its own GPU (Slurm's --gpus-per-task=1, or

@@ -1,0 +1,280 @@
+// nmt-trackerd under hostile clients (issue 17): the real binary on 127.0.0.1, its resident memory
+// read from /proc while deep, oversized and unauthenticated bodies arrive; idle connections from
+// one address while another address is served; idle and header timeouts; bounded metric answers;
+// out-of-range numbers; the database file's mode; port files shared by two daemons.
+
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <iostream>
+#include <memory>
+#include <thread>
+
+#include "tests/tracker_daemon_harness.h"
+
+namespace {
+
+using nlohmann::json;
+using nmt::testing::Connection;
+using nmt::testing::Daemon;
+using nmt::testing::proc_status_kb;
+using nmt::testing::TempDir;
+using nmt::testing::TestSocket;
+using Clock = std::chrono::steady_clock;
+namespace http = boost::beast::http;
+
+// The bound the daemon's peak resident memory must stay under in every hostile load below. An
+// idle daemon is about 10 MB; before these limits a 16 MB body of '[' took it to 670 MB.
+constexpr long kMemoryBoundKb = 100 * 1024;
+
+double ms_since(Clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+}
+
+std::string post_header(const std::string& target, std::size_t length,
+                        const std::string& extra = "") {
+  return "POST " + target + " HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n" + extra +
+         "Content-Length: " + std::to_string(length) + "\r\n\r\n";
+}
+
+std::int64_t create_run(Connection& c) {
+  const auto reply = c.post("/api/runs", {{"experiment", "limits"}, {"name", "run"}});
+  EXPECT_EQ(reply.status, 200) << reply.body;
+  return reply.json().at("run_id").get<std::int64_t>();
+}
+
+// Sends up to `total` bytes of filler; returns how many the daemon took before it stopped reading
+// (the send timed out) or closed the connection.
+std::size_t push_bytes(TestSocket& socket, std::size_t total) {
+  const std::string chunk(64 * 1024, ' ');
+  std::size_t sent = 0;
+  boost::beast::error_code ec;
+  while (sent < total && !ec) sent += socket.write_some(boost::asio::buffer(chunk), ec);
+  return sent;
+}
+
+TEST(TrackerLimits, DeepNestingIs400AndMemoryStaysLow) {
+  TempDir dir;
+  Daemon daemon(dir, {});
+  const std::string body(16'000'000, '[');  // the probe's body, under the 16 MiB body limit
+  std::vector<std::thread> clients;
+  std::vector<nmt::testing::Reply> replies(4);
+  for (std::size_t i = 0; i < replies.size(); ++i) {
+    clients.emplace_back([&, i] {
+      replies[i] = Connection(daemon.port()).request(http::verb::post, "/api/runs", body);
+    });
+  }
+  for (auto& client : clients) client.join();
+  for (const auto& reply : replies) {
+    EXPECT_EQ(reply.status, 400) << reply.body;
+    EXPECT_EQ(reply.json().at("field"), "body");
+    EXPECT_NE(reply.body.find("limit of 64 levels"), std::string::npos) << reply.body;
+  }
+  const long peak = proc_status_kb(daemon.pid(), "VmHWM");
+  RecordProperty("daemon_peak_rss_kb", static_cast<int>(peak));
+  std::cout << "4 x 16 MB of '[': daemon peak RSS " << peak / 1024 << " MB\n";
+  EXPECT_LT(peak, kMemoryBoundKb);
+  EXPECT_EQ(Connection(daemon.port()).get("/api/health").status, 200);
+}
+
+TEST(TrackerLimits, OversizedBodyIs413WithoutReadingIt) {
+  TempDir dir;
+  Daemon daemon(dir, {"--body-limit", "1M"});
+  // Declared too large: refused from the header, before a byte of the body is sent.
+  {
+    Connection c(daemon.port());
+    c.socket().send_raw(post_header("/api/runs", std::size_t{1} << 30));
+    const auto reply = c.read_reply();
+    EXPECT_EQ(reply.status, 413);
+    EXPECT_NE(reply.body.find("1048576"), std::string::npos) << reply.body;
+    EXPECT_FALSE(reply.keep_alive);
+  }
+  // A client that streams on regardless: the daemon drops a bounded amount, then closes.
+  {
+    TestSocket socket(daemon.port(), std::chrono::seconds(3));
+    socket.send_raw(post_header("/api/runs", std::size_t{256} << 20));
+    const std::size_t taken = push_bytes(socket, std::size_t{256} << 20);
+    std::cout << "a 256 MB body against a 1 MB limit: the daemon took " << taken / (1 << 20)
+              << " MB before it stopped reading\n";
+    EXPECT_LT(taken, std::size_t{64} << 20);
+  }
+  // Chunked: no length up front; the limit is checked as chunks arrive.
+  {
+    TestSocket socket(daemon.port(), std::chrono::seconds(3));
+    socket.send_raw("POST /api/runs HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n");
+    const std::string chunk = "10000\r\n" + std::string(0x10000, ' ') + "\r\n";
+    std::size_t taken = 0;
+    boost::beast::error_code ec;
+    for (int i = 0; i < 4096 && !ec; ++i)
+      taken += socket.write_some(boost::asio::buffer(chunk), ec);
+    EXPECT_LT(taken, std::size_t{64} << 20);
+  }
+  const long peak = proc_status_kb(daemon.pid(), "VmHWM");
+  std::cout << "oversized bodies: daemon peak RSS " << peak / 1024 << " MB\n";
+  EXPECT_LT(peak, kMemoryBoundKb);
+  EXPECT_EQ(Connection(daemon.port()).get("/api/health").status, 200);
+}
+
+TEST(TrackerLimits, UnauthenticatedBodyIs401BeforeItIsRead) {
+  TempDir dir;
+  nmt::testing::write_text(dir.file("token"), "s3cret-token\n");
+  Daemon daemon(dir, {"--token-file", dir.file("token")});
+  constexpr int kClients = 20;
+  constexpr std::size_t kDeclared = 16'000'000, kSent = 1u << 20;
+  std::vector<std::unique_ptr<Connection>> hostile;
+  for (int i = 0; i < kClients; ++i) {
+    hostile.push_back(std::make_unique<Connection>(daemon.port()));
+    // The header alone: the answer cannot depend on a body that has not been sent.
+    hostile.back()->socket().send_raw(post_header("/api/runs/1/metrics", kDeclared));
+    const auto reply = hostile.back()->read_reply();
+    EXPECT_EQ(reply.status, 401) << reply.body;
+    EXPECT_FALSE(reply.keep_alive);
+  }
+  // Half of each body follows anyway, and the connections stay open.
+  std::size_t pushed = 0;
+  for (auto& c : hostile) pushed += push_bytes(c->socket(), kSent);
+  const long peak = proc_status_kb(daemon.pid(), "VmHWM");
+  std::cout << kClients << " unauthenticated half-sent 16 MB bodies (" << pushed / (1 << 20)
+            << " MB sent): daemon peak RSS " << peak / 1024 << " MB\n";
+  EXPECT_LT(peak, kMemoryBoundKb);
+  Connection healthy(daemon.port(), "s3cret-token");
+  EXPECT_EQ(healthy.post("/api/runs", {{"experiment", "e"}, {"name", "n"}}).status, 200);
+}
+
+TEST(TrackerLimits, OneAddressOverItsLimitDoesNotStarveAnother) {
+  constexpr int kLimit = 8, kExtra = 12, kHealthy = 20;
+  TempDir dir;
+  Daemon daemon(dir, {"--max-connections-per-client", std::to_string(kLimit)});
+  std::vector<std::unique_ptr<Connection>> idle;
+  for (int i = 0; i < kLimit; ++i) {
+    idle.push_back(std::make_unique<Connection>(daemon.port()));
+    ASSERT_EQ(idle.back()->get("/api/health").status, 200);  // now surely counted
+  }
+  // The same address past its limit: answered 503 (or reset) and closed.
+  for (int i = 0; i < kExtra; ++i) {
+    TestSocket extra(daemon.port(), std::chrono::seconds(5));
+    EXPECT_TRUE(extra.closed_within(std::chrono::seconds(5))) << "connection " << i;
+  }
+  // Another address is served throughout, promptly.
+  std::vector<double> latencies;
+  for (int i = 0; i < kHealthy; ++i) {
+    const auto start = Clock::now();
+    EXPECT_EQ(Connection(daemon.port(), "", "127.0.0.2").get("/api/health").status, 200);
+    latencies.push_back(ms_since(start));
+  }
+  std::sort(latencies.begin(), latencies.end());
+  RecordProperty("healthy_median_ms", static_cast<int>(latencies[kHealthy / 2]));
+  std::cout << "healthy client from 127.0.0.2 beside " << kLimit + kExtra
+            << " connections from 127.0.0.1: median " << latencies[kHealthy / 2] << " ms, max "
+            << latencies.back() << " ms\n";
+  EXPECT_NE(daemon.log().find("--max-connections-per-client"), std::string::npos);
+  // Once the idle ones close, the first address is served again.
+  idle.clear();
+  bool served = false;
+  for (int attempt = 0; attempt < 100 && !served; ++attempt) {
+    try {
+      served = Connection(daemon.port()).get("/api/health").status == 200;
+    } catch (const std::exception&) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+  }
+  EXPECT_TRUE(served);
+}
+
+TEST(TrackerLimits, ConnectionCapAnswers503) {
+  TempDir dir;
+  Daemon daemon(dir, {"--max-connections", "2"});
+  Connection a(daemon.port()), b(daemon.port());
+  ASSERT_EQ(a.get("/api/health").status, 200);
+  ASSERT_EQ(b.get("/api/health").status, 200);
+  Connection over(daemon.port(), "", "127.0.0.3");
+  const auto reply = over.read_reply();  // sent at accept, before any request
+  EXPECT_EQ(reply.status, 503);
+  EXPECT_FALSE(reply.keep_alive);
+  EXPECT_EQ(a.get("/api/health").status, 200);  // the open ones are untouched
+}
+
+TEST(TrackerLimits, SilentConnectionsAreClosedByTheIdleAndHeaderTimeouts) {
+  TempDir dir;
+  Daemon daemon(dir, {"--idle-timeout", "1", "--header-timeout", "1", "--read-timeout", "20"});
+  const auto start = Clock::now();
+  TestSocket silent(daemon.port());
+  Connection kept(daemon.port());
+  ASSERT_EQ(kept.get("/api/health").status, 200);
+  TestSocket trickle(daemon.port());
+  trickle.send_raw("GET /api/heal");  // a header that never ends
+  EXPECT_TRUE(silent.closed_within(std::chrono::seconds(5)));
+  EXPECT_TRUE(kept.socket().closed_within(std::chrono::seconds(5)));
+  EXPECT_TRUE(trickle.closed_within(std::chrono::seconds(5)));  // not the 20 s read timeout
+  EXPECT_GT(ms_since(start), 800.0);
+}
+
+TEST(TrackerLimits, MetricsOverThePointLimitAreBoundedAndSaySo) {
+  TempDir dir;
+  Daemon daemon(dir, {"--max-response-points", "500"});
+  Connection c(daemon.port());
+  const auto run = create_run(c);
+  const std::string target = "/api/runs/" + std::to_string(run) + "/metrics";
+  for (int batch = 0; batch < 10; ++batch) {
+    json points = json::array();
+    for (int i = 0; i < 2000; ++i) {
+      points.push_back({{"key", "loss"}, {"step", batch * 2000 + i}, {"value", 1.0 / (i + 1)}});
+    }
+    ASSERT_EQ(c.post(target, {{"rank", 0}, {"sequence", batch}, {"points", points}}).status, 200);
+  }
+  for (const std::string query :
+       {"key=loss", "key=loss&max_points=100000", "key=loss&max_points=50"}) {
+    const auto reply = c.get(target + "?" + query);
+    ASSERT_EQ(reply.status, 200);
+    const json body = reply.json();
+    EXPECT_LE(body.at("points").size(), query.find("=50") != std::string::npos ? 50u : 500u);
+    EXPECT_EQ(body.at("downsampled"), true) << query;
+    EXPECT_EQ(body.at("total_points"), 20000) << query;
+    EXPECT_LT(reply.body.size(), 100'000u) << query;
+  }
+}
+
+TEST(TrackerLimits, OutOfRangeNumberIs400NotAStoreFailure) {
+  TempDir dir;
+  Daemon daemon(dir, {});
+  Connection c(daemon.port());
+  const auto run = create_run(c);
+  const auto reply = c.request(
+      http::verb::post, "/api/runs/" + std::to_string(run) + "/metrics",
+      R"({"rank": 0, "sequence": 0, "points": [{"key": "loss", "step": 1, "value": 1e999}]})");
+  EXPECT_EQ(reply.status, 400) << reply.body;
+  EXPECT_EQ(reply.json().at("field"), "points[0].value");
+  EXPECT_TRUE(reply.keep_alive);
+  EXPECT_EQ(daemon.log().find("store failure"), std::string::npos) << daemon.log();
+}
+
+TEST(TrackerLimits, DatabaseFilesAreOwnerOnly) {
+  TempDir dir;
+  Daemon daemon(dir, {});
+  Connection c(daemon.port());
+  create_run(c);
+  for (const char* name : {"tracker.db", "tracker.db-wal", "tracker.db-shm"}) {
+    struct stat info {};
+    ASSERT_EQ(::stat(dir.file(name).c_str(), &info), 0) << name;
+    EXPECT_EQ(info.st_mode & 0777, 0600u) << name;
+  }
+}
+
+TEST(TrackerLimits, EachDaemonRemovesOnlyItsOwnPortFile) {
+  TempDir dir;
+  const std::string shared = dir.file("shared.port");
+  Daemon first(dir, {}, dir.file("first.db"), shared);
+  Daemon second(dir, {}, dir.file("second.db"), shared);  // overwrites the file
+  ASSERT_NE(first.port(), second.port());
+  const int status = first.signal_and_wait(SIGTERM);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << first.log();
+  ASSERT_TRUE(std::filesystem::exists(shared)) << "the first daemon removed the second's file";
+  EXPECT_EQ(nmt::testing::read_text(shared), std::to_string(second.port()) + "\n");
+  EXPECT_EQ(Connection(second.port()).get("/api/health").status, 200);
+  second.signal_and_wait(SIGTERM);
+  EXPECT_FALSE(std::filesystem::exists(shared));
+}
+
+}  // namespace
