@@ -6,6 +6,8 @@
 #   NMT_DATA_DIR          Multi30k directory (default ../shared/data/multi30k beside the checkout)
 #   NMT_WORK_DIR          data, runs and the tracker database (default runs/ in the checkout)
 #   NMT_TRACKER_PORT_FILE an existing tracker's port file, instead of starting one here
+#   NMT_QUICKSTART_STOP_TRACKER=1  stop the tracker started here when the script ends (default:
+#                         it keeps running, see below)
 #   NMT_QUICKSTART_CONFIG run config (default configs/multi30k-quick.yaml)
 #   NMT_QUICKSTART_SET    extra "--set key=value" arguments for nmt-train (the CTest uses it)
 #   NMT_VOCAB_SIZE        joint BPE size (default 8000)
@@ -13,6 +15,11 @@
 #   NMT_LIBTORCH_LINE     current (the default: build-current/, the pinned CUDA LibTorch, whose CPU
 #                         kernels trained 1.45-1.48x faster here than Debian's; bench/libtorch_lines.sh)
 #                         or debian (build/); --libtorch LINE on the command line says the same
+# The tracker started here keeps running after a successful end (in its own session, so closing the
+# terminal does not stop it either), so that the summary's queries and the dashboard work at once:
+# the summary prints its URL, pid, how to stop it, and how to start it again later on the same
+# database and port (the URL, and so NMT_TRACKER_URL, stays the same). On a failure or an
+# interrupt, or with NMT_QUICKSTART_STOP_TRACKER=1, it is stopped when the script ends.
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 data=$(realpath -m "${NMT_DATA_DIR:-$root/../shared/data/multi30k}")
@@ -53,14 +60,17 @@ if [[ -n "${NMT_TRACKER_PORT_FILE:-}" ]]; then
   echo "using the tracker of $port_file"
 else
   port_file=$run_dir/tracker.port
-  "$bin/nmt-trackerd" --db "$work/tracker.db" --port 0 --port-file "$port_file" \
-    --log-file "$run_dir/trackerd.log" --log-level warn &
+  setsid "$bin/nmt-trackerd" --db "$work/tracker.db" --port 0 --port-file "$port_file" \
+    --log-file "$run_dir/trackerd.log" --log-level warn < /dev/null >> "$run_dir/trackerd.out" 2>&1 &
   tracker_pid=$!
   trap 'kill -TERM $tracker_pid 2>/dev/null; wait $tracker_pid 2>/dev/null' EXIT
+  trap 'exit 130' INT TERM  # through the EXIT trap
   for _ in $(seq 1 100); do [[ -s "$port_file" ]] && break; sleep 0.1; done
   [[ -s "$port_file" ]] || fail "tracker: nmt-trackerd did not start (see $run_dir/trackerd.log)"
   echo "nmt-trackerd on 127.0.0.1:$(cat "$port_file"), database $work/tracker.db"
 fi
+tracker_port=$(cat "$port_file")
+tracker_url=http://127.0.0.1:$tracker_port
 tracker=("$bin/nmt-tracker" --port-file "$port_file")
 
 stage "4/8 preprocess Multi30k (joint BPE $vocab, HDF5 shards)"
@@ -111,7 +121,23 @@ print([r['run_id'] for r in json.load(sys.stdin)['runs'] if r['uid'] == uid][0])
   --checkpoint "$run_dir/averaged.h5" > /dev/null || fail "record"
 params=$(grep -o '[0-9]* parameters' "$run_dir/train.txt" | tail -1 | cut -d' ' -f1)
 
-cat <<SUMMARY
+# The tracker part of the summary: where it is, and queries that work after this script ends.
+if [[ -n "${tracker_pid:-}" && "${NMT_QUICKSTART_STOP_TRACKER:-0}" != 1 ]]; then
+  trap - EXIT INT TERM  # leave it running
+  tracker_state="nmt-trackerd pid $tracker_pid, still running; stop it: kill $tracker_pid"
+elif [[ -n "${tracker_pid:-}" ]]; then
+  tracker_state="stopped with this script (NMT_QUICKSTART_STOP_TRACKER=1): start it again first"
+else
+  tracker_state="the tracker of $port_file"
+fi
+restart="$bin/nmt-trackerd --db $work/tracker.db --port $tracker_port --log-file $run_dir/trackerd.log --log-level warn &"
+# nmt-tracker finds the daemon from NMT_TRACKER_URL: the queries below need no --url.
+query=("$bin/nmt-tracker")
+url_line="export NMT_TRACKER_URL=$tracker_url"
+dashboard=$(curl -s -o /dev/null -w '%{http_code}' "$tracker_url/" 2>/dev/null || true)
+
+{
+  cat <<SUMMARY
 
 ================================ quickstart summary ================================
   BLEU (test_2016_flickr, detokenized, cased, sacreBLEU 13a):  $bleu
@@ -121,8 +147,13 @@ cat <<SUMMARY
   training time: ${train_seconds} s ($(basename "$config"))      total: $(( $(date +%s) - start_time )) s
   outputs:       $run_dir   (train/, averaged.h5, test.hyp.de, scores.json)
   tracker db:    $work/tracker.db   (run $run_id, experiment "quickstart")
-  query:         ${tracker[*]} show $run_id
-                 ${tracker[*]} metrics $run_id train/loss --csv
-  (a tracker started here stops with this script; restart: $bin/nmt-trackerd --db $work/tracker.db --port-file P)
-=====================================================================================
+  tracker:       $tracker_url   ($tracker_state)
 SUMMARY
+  if [[ "$dashboard" == 200 ]]; then echo "  dashboard:     $tracker_url/"; fi
+  if [[ -n "${tracker_pid:-}" ]]; then echo "  start again:   $restart   (once stopped)"; fi
+  echo "  query:         $url_line"
+  echo "                 ${query[*]} show $run_id"
+  echo "                 ${query[*]} metrics $run_id train/loss --csv"
+  echo "                 ${query[*]} plot $run_id --metric train/loss --out $run_dir/train-loss.svg"
+  echo "====================================================================================="
+}

@@ -17,6 +17,8 @@ PACKAGES=(
   libsentencepiece-dev sentencepiece
   zlib1g-dev libssl-dev
   curl python3 python3-h5py   # h5py: tests read shards back as users will
+  libjs-dygraphs              # the dashboard's charts, built into nmt-trackerd
+  chromium chromium-driver python3-selenium   # the dashboard's tests in a real headless browser
   clang-format                # jobs/format.sh --check, run by CI
   python3-pip                 # fetches the current LibTorch line (jobs/fetch_libtorch.sh)
   # A one-node Slurm cluster for the tests (tests/slurm/, started in a temporary folder, never as

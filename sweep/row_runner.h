@@ -2,7 +2,9 @@
 // Runs a sweep's rows on this machine. A row is three commands, each a separate process so the
 // training can be an MPI job (a launcher prefix such as "mpirun -np 2"):
 //   nmt-train    --config BASE --set ... --run-dir ROW/train --resume   (tracker run tagged with
-//                 the sweep, the row label and index, and the row's reference figures)
+//                 the sweep, the row label and index, and the row's reference figures, which
+//                 nmt-train registers as the params reference.ppl, reference.bleu and
+//                 reference.params: the sweep table's reference columns)
 //   nmt-average  --run-dir ROW/train --last K --output ROW/averaged.h5
 //   nmt-evaluate --checkpoint ROW/averaged.h5 --split valid --record --json > ROW/eval.json
 // ROW/eval.json appears (atomically) only when all three succeeded: it marks a finished row, which

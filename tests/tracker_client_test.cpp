@@ -28,9 +28,11 @@
 #include <thread>
 
 #include "tests/test_utils.h"
+#include "tests/tracker_test_runs.h"
 #include "tracker/client/http_client.h"
 #include "tracker/client/spool.h"
 #include "tracker/client/tracker_client.h"
+#include "tracker/client/tracker_reader.h"
 
 namespace nmt::tracker {
 namespace {
@@ -51,56 +53,6 @@ int free_port() {
   ::close(fd);
   return ntohs(addr.sin_port);
 }
-
-// nmt-trackerd as a child process on `port` (0: any), ready once its port file appears.
-class Daemon {
- public:
-  explicit Daemon(const fs::path& dir, int port = 0, std::vector<std::string> extra = {})
-      : port_file_((dir / "port").string()) {
-    fs::remove(port_file_);
-    const std::string log = (dir / "daemon.log").string();
-    std::vector<std::string> args = {
-        "nmt-trackerd", "--db",    (dir / "t.db").string(), "--port", std::to_string(port),
-        "--port-file",  port_file_};
-    args.insert(args.end(), extra.begin(), extra.end());
-    pid_ = ::fork();
-    if (pid_ == 0) {
-      const int out = ::open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
-      ::dup2(out, 1);
-      ::dup2(out, 2);
-      std::vector<char*> argv;
-      for (auto& a : args) argv.push_back(a.data());
-      argv.push_back(nullptr);
-      ::execv(NMT_TRACKERD, argv.data());
-      ::_exit(127);
-    }
-    // Up to 15 s, as tracker_daemon_harness.h allows: a loaded machine can start it slowly.
-    for (int i = 0; i < 1500 && !fs::exists(port_file_); ++i) {
-      if (::waitpid(pid_, nullptr, WNOHANG) == pid_) {
-        pid_ = -1;
-        break;
-      }
-      std::this_thread::sleep_for(10ms);
-    }
-    if (!fs::exists(port_file_)) throw std::runtime_error("nmt-trackerd did not start, see " + log);
-    std::ifstream(port_file_) >> port_;
-  }
-  ~Daemon() { stop(); }
-  void stop() {
-    if (pid_ <= 0) return;
-    ::kill(pid_, SIGTERM);
-    ::waitpid(pid_, nullptr, 0);
-    pid_ = -1;
-  }
-  int port() const { return port_; }
-  std::string url() const { return "http://127.0.0.1:" + std::to_string(port_); }
-  const std::string& port_file() const { return port_file_; }
-
- private:
-  std::string port_file_;
-  pid_t pid_ = -1;
-  int port_ = 0;
-};
 
 json get(const std::string& url, const std::string& target) {
   HttpClient http(parse_url(url), "", 5s);
@@ -133,27 +85,6 @@ void expect_each_step_once(const json& points, int n) {
   EXPECT_EQ(steps.size(), static_cast<std::size_t>(n));
   EXPECT_EQ(*steps.begin(), 0);
   EXPECT_EQ(*steps.rbegin(), n - 1);
-}
-
-ClientOptions options_for(const std::string& url, const testing::TempDir& dir) {
-  ClientOptions o;
-  o.url = url;
-  o.spool_path = dir.file("run/tracker_spool.rank0.jsonl");
-  o.flush_interval = 50ms;
-  o.max_retry_backoff = 200ms;
-  o.close_timeout = 300ms;
-  return o;
-}
-
-RunInfo run_info(const std::string& name) {
-  RunInfo info;
-  info.experiment = "client-test";
-  info.name = name;
-  info.sweep = "abl";
-  info.row_label = "base";
-  info.row_index = 0;
-  info.params = {{"model.layers", 6}, {"model.parameter_count", 63082496}};
-  return info;
 }
 
 std::uintmax_t file_size(const std::string& path) {
@@ -433,7 +364,7 @@ TEST(TrackerClient, NextAttemptResumesTheRunByUid) {
   Daemon daemon(dir.path());
   RunInfo info = run_info("requeued-by-uid");
   info.uid = generate_run_uid();
-  EXPECT_TRUE(is_valid_run_uid(info.uid)) << info.uid;
+  EXPECT_TRUE(is_valid_run_uid(*info.uid)) << *info.uid;
   EXPECT_NE(generate_run_uid(), info.uid);
   std::int64_t run = 0;
   for (const int attempt : {1, 2}) {
@@ -464,168 +395,91 @@ TEST(TrackerClient, NextAttemptResumesTheRunByUid) {
   EXPECT_THROW(bad.start_run(info), std::invalid_argument);
 }
 
-struct CliResult {
-  int status = -1;
-  std::string out;
-};
-
-CliResult run_cli(const std::string& args) {
-  const std::string command = std::string(NMT_TRACKER_CLI) + " " + args + " 2>/dev/null";
-  FILE* pipe = ::popen(command.c_str(), "r");
-  CliResult result;
-  std::array<char, 4096> buffer{};
-  for (std::size_t n; (n = std::fread(buffer.data(), 1, buffer.size(), pipe)) > 0;) {
-    result.out.append(buffer.data(), n);
-  }
-  const int status = ::pclose(pipe);
-  result.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return result;
-}
-
-TEST(NmtTrackerCli, ListsRunsPrintsMetricsAndTheAblationTable) {
+TEST(TrackerReader, ReadsARealDaemonAndNamesItInErrors) {
   testing::TempDir dir;
   const std::string token_file = dir.file("token");
   testing::write_text(token_file, "s3cret\n");
-  fs::permissions(token_file, fs::perms::owner_read | fs::perms::owner_write);
   Daemon daemon(dir.path(), 0, {"--token-file", token_file});
   auto options = options_for(daemon.url(), dir);
   options.token = "s3cret";
   TrackerClient client(options);
-  const std::int64_t run = client.start_run(run_info("cli-run")).value();
+  const std::int64_t run = client.start_run(run_info("reader-run")).value();
   for (int step = 0; step < 5; ++step) client.log_metric("train/loss", step, 4.5 - step);
-  client.log_eval({"valid", 5, "", 25.84, std::nullopt, 4.921, ""});
+  client.log_eval({"valid", 5, std::nullopt, 25.84, std::nullopt, 4.921, std::nullopt});
   ASSERT_TRUE(client.flush(10s));
-  EXPECT_EQ(run_cli("--port-file " + daemon.port_file() + " runs").status, 1);  // no token
-  const std::string where =
-      "--port-file " + daemon.port_file() + " --token-file " + token_file + " ";
 
-  const auto runs = run_cli(where + "runs --sweep abl");
-  EXPECT_EQ(runs.status, 0);
-  EXPECT_NE(runs.out.find("cli-run"), std::string::npos) << runs.out;
+  const auto no_env = [](const char*) -> const char* { return nullptr; };
+  const DaemonAddress from_flags = find_daemon({"", daemon.port_file(), token_file}, no_env);
+  EXPECT_EQ(from_flags.url, daemon.url());
+  EXPECT_EQ(from_flags.token, "s3cret");
+  const std::string url = daemon.url();
+  const auto env = [&](const char* name) -> const char* {
+    if (std::string(name) == "NMT_TRACKER_URL") return url.c_str();
+    if (std::string(name) == "NMT_TRACKER_TOKEN_FILE") return token_file.c_str();
+    return nullptr;
+  };
+  const DaemonAddress from_env = find_daemon({}, env);
+  EXPECT_EQ(from_env.url, daemon.url());
+  EXPECT_EQ(from_env.token, "s3cret");
+  NMT_EXPECT_THROW_WITH(find_daemon({}, no_env), std::invalid_argument, "NMT_TRACKER_URL");
+  NMT_EXPECT_THROW_WITH(find_daemon({"", dir.file("none.port"), ""}, no_env), TrackerUnreachable,
+                        "none.port");
 
-  const auto show = run_cli(where + "show " + std::to_string(run));
-  EXPECT_EQ(show.status, 0);
-  EXPECT_NE(show.out.find("model.layers = 6"), std::string::npos) << show.out;
+  TrackerReader reader(from_env);
+  EXPECT_EQ(reader.health().status, "ok");
+  const auto named = reader.find_runs_by_name("reader-run");
+  ASSERT_EQ(named.size(), 1u);
+  EXPECT_EQ(named[0].run_id, run);
+  EXPECT_EQ(named[0].attempts, 1);
+  const api::RunDetail detail = reader.get_run(run);
+  EXPECT_EQ(detail.params.at("model.layers"), api::ParamValue(6.0));
+  EXPECT_EQ(detail.metric_keys, std::vector<std::string>{"train/loss"});
+  ASSERT_EQ(detail.evals.size(), 1u);
+  EXPECT_DOUBLE_EQ(*detail.evals[0].record.bleu, 25.84);
+  const api::MetricSeries series = reader.metric_series(run, "train/loss", 2);
+  EXPECT_TRUE(series.downsampled);
+  EXPECT_EQ(series.total_points, 5);
+  ASSERT_TRUE(series.last.has_value());
+  EXPECT_EQ(series.last->step, 4);
+  api::RunQuery query;
+  query.metrics = api::KeySelection{true, {}};
+  const auto listed = reader.list_runs(query);
+  ASSERT_EQ(listed.size(), 1u);
+  EXPECT_DOUBLE_EQ(listed[0].last_metrics->at("train/loss"), 0.5);
+  ASSERT_EQ(reader.sweeps().size(), 1u);
+  EXPECT_EQ(reader.sweeps()[0].sweep, "abl");
+  const api::SweepTable table = reader.sweep_table("abl");
+  ASSERT_EQ(table.rows.size(), 1u);
+  EXPECT_EQ(table.rows[0].values.at("dev_bleu"), api::ParamValue(25.84));
 
-  EXPECT_EQ(run_cli(where + "set-status " + std::to_string(run) + " preempted").status, 0);
-  EXPECT_EQ(run_cli(where + "set-status " + std::to_string(run) + " paused").status, 2);
-  const auto preempted = run_cli(where + "runs --status preempted");
-  EXPECT_NE(preempted.out.find("cli-run"), std::string::npos) << preempted.out;
-  const auto attempts = run_cli(where + "show " + std::to_string(run));
-  EXPECT_NE(attempts.out.find("\nattempts\nattempt  status     host"), std::string::npos)
-      << attempts.out;
-  EXPECT_NE(attempts.out.find("\n1        preempted"), std::string::npos) << attempts.out;
+  EXPECT_EQ(reader.set_status(run, "killed").status, "killed");
+  EXPECT_EQ(reader.get_run(run).summary.status, "killed");
+  EXPECT_TRUE(reader.delete_run(run).deleted);
+  EXPECT_TRUE(reader.find_runs_by_name("reader-run").empty());
+  EXPECT_FALSE(reader.restore_run(run).deleted);
+  EXPECT_EQ(reader.find_runs_by_name("reader-run").size(), 1u);
 
-  const auto csv = run_cli(where + "metrics " + std::to_string(run) + " train/loss --csv");
-  EXPECT_EQ(csv.status, 0);
-  EXPECT_EQ(csv.out.rfind("step,value,min,max,rank,time\n0,4.5,", 0), 0u) << csv.out;
-  EXPECT_NE(csv.out.find("\n4,0.5,"), std::string::npos) << csv.out;
-  EXPECT_EQ(std::count(csv.out.begin(), csv.out.end(), '\n'), 6);
-
-  const auto table = run_cli(where + "table --sweep abl");
-  EXPECT_EQ(table.status, 0);
-  EXPECT_EQ(table.out.rfind("|  | N | d_model | d_ff | h | d_k | d_v | P_drop | eps_ls |", 0), 0u)
-      << table.out;
-  for (const char* part : {"| params ×10^6 | PPL (dev) | BLEU (dev) |", "\n|:---|---:|",
-                           "\n| base | 6 |", "| 63.1 | 4.92 | 25.8 |"}) {
-    EXPECT_NE(table.out.find(part), std::string::npos) << part << " in\n" << table.out;
+  try {
+    reader.get_run(999);
+    ADD_FAILURE() << "no error for an unknown run";
+  } catch (const TrackerError& e) {
+    EXPECT_EQ(e.status(), 404);
+    EXPECT_NE(std::string(e.what()).find(daemon.url()), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("unknown run 999"), std::string::npos) << e.what();
   }
-
+  try {
+    api::RunQuery bad;
+    bad.metrics = api::KeySelection{false, {""}};
+    reader.list_runs(bad);
+    ADD_FAILURE() << "no error for an empty metric key";
+  } catch (const TrackerError& e) {
+    EXPECT_EQ(e.status(), 400);
+    EXPECT_EQ(e.field(), "metrics");
+  }
+  TrackerReader without_token({daemon.url(), ""});
+  NMT_EXPECT_THROW_WITH(without_token.list_runs(), TrackerError, "401");
   daemon.stop();
-  EXPECT_EQ(run_cli(where + "runs").status, 3);  // the port file is gone with the daemon
-  const auto down = "--url http://127.0.0.1:" + std::to_string(daemon.port()) + " runs";
-  EXPECT_EQ(run_cli(down).status, 3);
-}
-
-// True when `text` holds a byte or character a terminal acts on (C0 but newline, DEL, C1).
-bool has_terminal_controls(const std::string& text) {
-  for (std::size_t i = 0; i < text.size(); ++i) {
-    const auto c = static_cast<unsigned char>(text[i]);
-    if ((c < 0x20 && c != '\n') || c == 0x7F) return true;
-    if (c == 0xC2 && i + 1 < text.size() && static_cast<unsigned char>(text[i + 1]) <= 0x9F)
-      return true;
-  }
-  return false;
-}
-
-// Names come from whoever writes to the daemon: nmt-tracker prints them with their controls
-// escaped, since an escape sequence in a run name would drive the reader's terminal; --json stays
-// the daemon's JSON. And compare takes a run with two evals of one split without a step (issue 17:
-// it stopped on a JSON type error).
-TEST(NmtTrackerCli, EscapesNamesAndComparesEvalsWithoutSteps) {
-  testing::TempDir dir;
-  Daemon daemon(dir.path());
-  const std::string evil =
-      "run\x1b[2J\x1b]0;owned\x07\xc2\x9b"
-      "31m\x7f";
-  const std::string escaped = "run\\x1b[2J\\x1b]0;owned\\x07\\u009b31m\\x7f";
-  std::int64_t ids[2] = {0, 0};
-  for (int i = 0; i < 2; ++i) {
-    auto options = options_for(daemon.url(), dir);
-    options.spool_path = dir.file("run" + std::to_string(i) + "/tracker_spool.rank0.jsonl");
-    TrackerClient client(options);
-    RunInfo info = run_info(i == 0 ? evil : "plain");
-    if (i == 0) {
-      info.row_label = evil;
-      info.params[evil] = 1;
-    }
-    ids[i] = client.start_run(info).value();
-    client.log_metric(i == 0 ? evil : "train/loss", 1, 2.5);
-    if (i == 0) {
-      client.log_eval({"valid", std::nullopt, "", 20.5, std::nullopt, std::nullopt, ""});
-      client.log_eval({"valid", std::nullopt, "", 21.5, std::nullopt, std::nullopt, ""});
-      client.log_eval({evil, 3, "", 1.0, std::nullopt, std::nullopt, ""});
-    } else {
-      client.log_eval({"valid", 5, "", 26.0, std::nullopt, std::nullopt, ""});
-    }
-    ASSERT_TRUE(client.flush(10s));
-  }
-  const std::string where = "--port-file " + daemon.port_file() + " ";
-  const std::string run0 = std::to_string(ids[0]), run1 = std::to_string(ids[1]);
-
-  const auto compare = run_cli(where + "compare " + run0 + " " + run1);
-  EXPECT_EQ(compare.status, 0) << compare.out;
-  EXPECT_FALSE(has_terminal_controls(compare.out)) << compare.out;
-  EXPECT_NE(compare.out.find("client-test/" + escaped + " (running)"), std::string::npos)
-      << compare.out;
-  // The later of the two step-less evals against run 2's stepped one.
-  EXPECT_TRUE(std::regex_search(compare.out, std::regex("\nvalid step +- +5\n"))) << compare.out;
-  EXPECT_TRUE(std::regex_search(compare.out, std::regex("\nvalid bleu +21\\.5 +26\n")))
-      << compare.out;
-  EXPECT_NE(compare.out.find(escaped + " bleu"), std::string::npos) << compare.out;
-
-  for (const std::string& command : std::vector<std::string>{
-           "runs", "show " + run0, "table --sweep abl", "table --sweep abl --format csv",
-           "metrics " + run0 + " '" + evil + "'"}) {
-    const auto out = run_cli(where + command);
-    EXPECT_EQ(out.status, 0) << command;
-    EXPECT_FALSE(has_terminal_controls(out.out)) << command << ":\n" << out.out;
-    if (command.rfind("metrics", 0) != 0) {
-      EXPECT_NE(out.out.find(escaped), std::string::npos) << command << ":\n" << out.out;
-    }
-  }
-  const auto as_json = run_cli(where + "runs --json");
-  EXPECT_EQ(as_json.status, 0);
-  const json listed = json::parse(as_json.out);
-  std::set<std::string> names;
-  for (const auto& run : listed["runs"]) names.insert(run["name"].get<std::string>());
-  EXPECT_EQ(names.count(evil), 1u) << as_json.out;
-}
-
-// One exit status for every argument error, 2, before any daemon is asked; --help is 0.
-TEST(NmtTrackerCli, ArgumentErrorsExitTwo) {
-  testing::TempDir dir;
-  Daemon daemon(dir.path());
-  const std::string where = "--port-file " + daemon.port_file() + " ";
-  EXPECT_EQ(run_cli("--help").status, 0);
-  EXPECT_EQ(run_cli("runs --help").status, 0);
-  for (const std::string& args : std::vector<std::string>{
-           where + "runs --no-such-flag", where, where + "compare 1", where + "show x",
-           where + "set-status 1 paused", where + "table --sweep s --format xlsx",
-           where + "runs --param novalue", std::string("runs")}) {
-    EXPECT_EQ(run_cli(args).status, 2) << args;
-  }
-  EXPECT_EQ(run_cli(where + "show 999").status, 1);  // an error, not a usage error
+  NMT_EXPECT_THROW_WITH(reader.health(), TrackerUnreachable, url);
 }
 
 TEST(TrackerHttpClient, ReconnectsWhenTheDaemonClosedAnIdleConnection) {

@@ -41,13 +41,6 @@ namespace nmt::testing {
 
 namespace http = boost::beast::http;
 
-inline std::string read_text(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
 // A process's resident memory in kB from /proc/PID/status: "VmRSS" (now) or "VmHWM" (peak).
 inline long proc_status_kb(pid_t pid, const std::string& field) {
   std::ifstream in("/proc/" + std::to_string(pid) + "/status");
@@ -177,6 +170,7 @@ struct Reply {
   int status = 0;
   std::string body;
   bool keep_alive = true;
+  std::string content_type, location, set_cookie;  // those headers, empty when absent
   nlohmann::json json() const { return nlohmann::json::parse(body); }
 };
 
@@ -190,6 +184,7 @@ class Connection {
     http::request<http::string_body> req{method, target, 11};
     req.set(http::field::host, "127.0.0.1");
     if (!token_.empty()) req.set(http::field::authorization, "Bearer " + token_);
+    if (!cookie_.empty()) req.set(http::field::cookie, cookie_);
     if (!body.empty()) req.set(http::field::content_type, "application/json");
     req.body() = body;
     req.prepare_payload();
@@ -205,14 +200,22 @@ class Connection {
     parser.body_limit(std::numeric_limits<std::uint64_t>::max());
     http::read(socket_, buffer_, parser);
     const auto& res = parser.get();
-    return {static_cast<int>(res.result_int()), res.body(), res.keep_alive()};
+    return {static_cast<int>(res.result_int()),
+            res.body(),
+            res.keep_alive(),
+            std::string(res[http::field::content_type]),
+            std::string(res[http::field::location]),
+            std::string(res[http::field::set_cookie])};
   }
+  // Sent as the Cookie header of every later request.
+  void set_cookie(std::string cookie) { cookie_ = std::move(cookie); }
   TestSocket& socket() { return socket_; }
 
  private:
   TestSocket socket_;
   boost::beast::flat_buffer buffer_;
   std::string token_;
+  std::string cookie_;
 };
 
 // The real daemon as a child process. Its stderr goes to a log file in `dir`, shown on failure.

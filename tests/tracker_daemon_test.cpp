@@ -22,6 +22,7 @@ namespace {
 using nlohmann::json;
 using nmt::testing::Connection;
 using nmt::testing::Daemon;
+using nmt::testing::Reply;
 using nmt::testing::TempDir;
 using nmt::testing::TestSocket;
 using Clock = std::chrono::steady_clock;
@@ -189,6 +190,35 @@ TEST(TrackerDaemon, TokenFileMakesRequestsWithoutBearer401) {
   EXPECT_EQ(Connection(daemon.port(), "wrong").post("/api/runs", run).status, 401);
   EXPECT_EQ(Connection(daemon.port(), "s3cret-token").post("/api/runs", run).status, 200);
   EXPECT_EQ(Connection(daemon.port()).get("/api/health").status, 200);
+}
+
+// The dashboard over real HTTP: without the token a page is a 401 HTML page; /?token= answers 303
+// with the cookie in a Set-Cookie header; with the cookie the page and the API answer.
+TEST(TrackerDaemon, DashboardLoginSetsTheCookieThatAuthorizesPagesAndApi) {
+  TempDir dir;
+  nmt::testing::write_text(dir.file("token"), "s3cret-token\n");
+  Daemon daemon(dir, {"--token-file", dir.file("token")});
+  Connection browser(daemon.port());
+  const Reply refused = browser.get("/");
+  EXPECT_EQ(refused.status, 401);
+  EXPECT_EQ(refused.content_type, "text/html; charset=utf-8");
+  EXPECT_NE(refused.body.find("/?token="), std::string::npos) << refused.body;
+  EXPECT_EQ(Connection(daemon.port()).get("/?token=wrong").status, 401);
+
+  const Reply login = Connection(daemon.port()).get("/?token=s3cret-token");
+  EXPECT_EQ(login.status, 303);
+  EXPECT_EQ(login.location, "/");
+  EXPECT_EQ(login.set_cookie, "nmt_tracker_token=s3cret-token; HttpOnly; SameSite=Strict; Path=/");
+
+  Connection with_cookie(daemon.port());
+  with_cookie.set_cookie("nmt_tracker_token=s3cret-token");
+  const Reply page = with_cookie.get("/");
+  EXPECT_EQ(page.status, 200);
+  EXPECT_EQ(page.content_type.rfind("text/html", 0), 0u) << page.content_type;
+  const Reply runs = with_cookie.get("/api/runs");
+  EXPECT_EQ(runs.status, 200) << runs.body;
+  EXPECT_EQ(runs.json().at("runs"), json::array());
+  EXPECT_EQ(with_cookie.request(http::verb::delete_, "/api/runs/1").status, 404);
 }
 
 TEST(TrackerDaemon, SigtermExitsZeroPromptlyAndKeepsTheData) {

@@ -44,7 +44,8 @@ class TrackerHandler : public ::testing::Test {
   Answer call(const std::string& method, const std::string& path, const std::string& body = "",
               const std::map<std::string, std::string>& query = {},
               const std::string& authorization = "") {
-    const Response response = handler_->handle(Request{method, path, query, authorization, body});
+    const Response response =
+        handler_->handle(Request{method, path, query, authorization, body, ""});
     EXPECT_EQ(response.content_type, "application/json");
     return Answer{response.status, json::parse(response.body)};
   }
@@ -543,7 +544,11 @@ TEST_F(TrackerHandler, SweepTableListsVaryingParamsInRowOrder) {
   ASSERT_EQ(answer.status, 200) << answer.body.dump();
   const json& table = answer.body;
   EXPECT_EQ(table.at("sweep"), "table3_C");
-  EXPECT_EQ(table.at("columns"), json::array({"model.d_model", "params", "dev_ppl", "dev_bleu"}));
+  // Only d_model differs among the runs: layers and heads are the same in all three.
+  EXPECT_EQ(table.at("columns"), json::parse(R"([{"name": "model.d_model", "kind": "param"},
+                                                  {"name": "params", "kind": "param"},
+                                                  {"name": "dev_ppl", "kind": "eval"},
+                                                  {"name": "dev_bleu", "kind": "eval"}])"));
   const json& rows = table.at("rows");
   ASSERT_EQ(rows.size(), 3u);
   const int expected_d_model[] = {256, 512, 1024};  // rows 0, 1, 2 were created as i = 1, 2, 0
@@ -563,26 +568,174 @@ TEST_F(TrackerHandler, SweepTableListsVaryingParamsInRowOrder) {
 }
 
 TEST_F(TrackerHandler, SweepTableAddsTestAndReferenceColumns) {
-  const auto id =
-      create_run({{"experiment", "wmt14"},
-                  {"name", "base"},
-                  {"sweep", "base"},
-                  {"row_index", 0},
-                  {"params", {{"model.d_model", 512}, {"ref.bleu", 25.8}, {"ref.ppl", 4.92}}}});
+  const auto id = create_run({{"experiment", "wmt14"},
+                              {"name", "base"},
+                              {"sweep", "base"},
+                              {"row_index", 0},
+                              {"params",
+                               {{"model.d_model", 512},
+                                {"reference.bleu", 25.8},
+                                {"reference.ppl", 4.92},
+                                {"ref.params", 65}}}});  // an older trainer's spelling
+  const auto other = create_run({{"experiment", "wmt14"},
+                                 {"name", "A"},
+                                 {"sweep", "base"},
+                                 {"row_index", 1},
+                                 {"params", {{"model.d_model", 512}, {"model.heads", 1}}}});
   ASSERT_EQ(post(run_path(id, "evals"), {{"split", "test"}, {"bleu", 26.1}}).status, 200);
   const json table = get("/api/sweeps/base/table").body;
-  // One row: every architecture column, whether or not the run set it.
-  EXPECT_EQ(table.at("columns"),
-            json::array({"model.layers", "model.d_model", "model.d_ff", "model.heads", "model.d_k",
-                         "model.d_v", "model.dropout", "train.label_smoothing", "model.positions",
-                         "train.max_steps", "params", "dev_ppl", "dev_bleu", "test_bleu", "ref_ppl",
-                         "ref_bleu"}));
+  // The columns come from the runs: model.heads differs (one run lacks it), d_model does not; the
+  // reference figures are the runs' reference.* params, sorted by name.
+  EXPECT_EQ(table.at("columns"), json::parse(R"([{"name": "model.heads", "kind": "param"},
+                                                  {"name": "params", "kind": "param"},
+                                                  {"name": "dev_ppl", "kind": "eval"},
+                                                  {"name": "dev_bleu", "kind": "eval"},
+                                                  {"name": "test_bleu", "kind": "eval"},
+                                                  {"name": "reference.bleu", "kind": "reference"},
+                                                  {"name": "reference.params", "kind": "reference"},
+                                                  {"name": "reference.ppl", "kind": "reference"}])"))
+      << table.dump();
   const json& values = table.at("rows").at(0).at("values");
-  EXPECT_EQ(values.at("model.d_model"), 512);
-  EXPECT_TRUE(values.at("model.layers").is_null());
+  EXPECT_TRUE(values.at("model.heads").is_null());
   EXPECT_TRUE(values.at("dev_ppl").is_null());
   EXPECT_DOUBLE_EQ(values.at("test_bleu").get<double>(), 26.1);
-  EXPECT_DOUBLE_EQ(values.at("ref_bleu").get<double>(), 25.8);
+  EXPECT_DOUBLE_EQ(values.at("reference.bleu").get<double>(), 25.8);
+  EXPECT_EQ(values.at("reference.params"), 65);
+  const json& second = table.at("rows").at(1);
+  EXPECT_EQ(second.at("run_id"), other);
+  EXPECT_EQ(second.at("values").at("model.heads"), 1);
+  EXPECT_TRUE(second.at("values").at("reference.bleu").is_null());
+  EXPECT_TRUE(second.at("values").at("test_bleu").is_null());
+
+  // A one-run sweep has no param that varies: only the results.
+  create_run(
+      {{"experiment", "wmt14"}, {"name", "solo"}, {"sweep", "solo"}, {"params", {{"a", 1}}}});
+  EXPECT_EQ(get("/api/sweeps/solo/table").body.at("columns").size(), 3u);
+}
+
+// GET /api/runs: name, deleted, metrics, params and sort; summary fields attempts, duration_s,
+// deleted_at; no metric_keys in summaries; every bad parameter named.
+TEST_F(TrackerHandler, ListRunsSelectsColumnsAndSorts) {
+  const auto a = create_run({{"experiment", "e"}, {"name", "same"}, {"params", {{"lr", 0.5}}}});
+  const auto b = create_run({{"experiment", "e"}, {"name", "same"}, {"params", {{"lr", 0.1}}}});
+  const auto c = create_run({{"experiment", "e"}, {"name", "other"}});
+  const auto points = [](double loss, double bleu) {
+    return json{{"rank", 0},
+                {"sequence", 1},
+                {"points",
+                 {{{"key", "loss"}, {"step", 1}, {"value", loss + 1}},
+                  {{"key", "loss"}, {"step", 2}, {"value", loss}},
+                  {{"key", "bleu"}, {"step", 2}, {"value", bleu}}}}};
+  };
+  ASSERT_EQ(post(run_path(a, "metrics"), points(2.0, 20.0)).status, 200);
+  ASSERT_EQ(post(run_path(b, "metrics"), points(1.0, 30.0)).status, 200);
+  ASSERT_EQ(call("PUT", run_path(c, "status"), R"({"status": "failed"})").status, 200);
+
+  EXPECT_EQ(ids({{"name", "same"}}), (std::vector<std::int64_t>{a, b}));
+  const json runs = get("/api/runs", {{"metrics", "*"}, {"params", "lr"}}).body.at("runs");
+  ASSERT_EQ(runs.size(), 3u);
+  EXPECT_EQ(runs[0].at("last_metrics"), json::parse(R"({"bleu": 20.0, "loss": 2.0})"));
+  EXPECT_EQ(runs[0].at("params"), json::parse(R"({"lr": 0.5})"));
+  EXPECT_EQ(runs[2].at("last_metrics"), json::object()) << "no metrics: an empty object";
+  EXPECT_EQ(runs[2].at("params"), json::object());
+  EXPECT_EQ(runs[0].at("attempts"), 1);
+  EXPECT_TRUE(runs[0].at("deleted_at").is_null());
+  EXPECT_GE(runs[0].at("duration_s").get<double>(), 0.0);
+  EXPECT_FALSE(runs[0].contains("metric_keys"));
+  const json plain = get("/api/runs").body.at("runs");
+  EXPECT_FALSE(plain[0].contains("last_metrics"));
+  EXPECT_FALSE(plain[0].contains("params"));
+  const json only_loss = get("/api/runs", {{"metrics", "loss"}}).body.at("runs");
+  EXPECT_EQ(only_loss[1].at("last_metrics"), json::parse(R"({"loss": 1.0})"));
+
+  // Runs without the value sort last, in both directions.
+  EXPECT_EQ(ids({{"sort", "metric:loss"}}), (std::vector<std::int64_t>{b, a, c}));
+  EXPECT_EQ(ids({{"sort", "-metric:bleu"}}), (std::vector<std::int64_t>{b, a, c}));
+  EXPECT_EQ(ids({{"sort", "param:lr"}}), (std::vector<std::int64_t>{b, a, c}));
+  EXPECT_EQ(ids({{"sort", "-run_id"}}), (std::vector<std::int64_t>{c, b, a}));
+  EXPECT_EQ(ids({{"sort", "name"}}), (std::vector<std::int64_t>{c, a, b}));
+  EXPECT_EQ(ids({{"sort", "-ended_at"}}), (std::vector<std::int64_t>{c, a, b}));
+
+  const auto field_of = [&](const std::map<std::string, std::string>& query) {
+    const Answer answer = get("/api/runs", query);
+    EXPECT_EQ(answer.status, 400) << answer.body.dump();
+    return answer.body.value("field", "");
+  };
+  EXPECT_EQ(field_of({{"sort", "bogus"}}), "sort");
+  EXPECT_EQ(field_of({{"sort", "metric:"}}), "sort");
+  EXPECT_EQ(field_of({{"deleted", "2"}}), "deleted");
+  EXPECT_EQ(field_of({{"metrics", "loss,,bleu"}}), "metrics");
+  EXPECT_EQ(field_of({{"params", ""}}), "params");
+}
+
+TEST_F(TrackerHandler, DeleteHidesARunAndRestoreBringsItBack) {
+  const auto a = create_run({{"experiment", "e"}, {"name", "a"}, {"sweep", "S"}});
+  const auto b = create_run({{"experiment", "e"}, {"name", "b"}, {"sweep", "S"}});
+  ASSERT_EQ(call("PUT", run_path(b, "status"), R"({"status": "finished"})").status, 200);
+  EXPECT_EQ(get("/api/sweeps").body,
+            json::parse(R"({"sweeps": [{"sweep": "S", "runs": 2, "finished": 1, "running": 1,
+                                         "experiment": "e"}]})"));
+  const Answer deleted = call("DELETE", run_path(a));
+  ASSERT_EQ(deleted.status, 200) << deleted.body.dump();
+  EXPECT_EQ(deleted.body, json({{"run_id", a}, {"deleted", true}}));
+  EXPECT_EQ(ids({}), std::vector<std::int64_t>{b});
+  EXPECT_EQ(ids({{"deleted", "1"}}), std::vector<std::int64_t>{a});
+  EXPECT_EQ(ids({{"deleted", "all"}}), (std::vector<std::int64_t>{a, b}));
+  EXPECT_EQ(get("/api/sweeps/S/table").body.at("rows").size(), 1u);
+  EXPECT_EQ(get("/api/sweeps").body.at("sweeps")[0].at("runs"), 1);
+  const Answer still = get(run_path(a));
+  ASSERT_EQ(still.status, 200);
+  EXPECT_TRUE(still.body.at("deleted_at").is_number());
+  EXPECT_EQ(call("DELETE", run_path(999)).status, 404);
+
+  const Answer restored = call("POST", run_path(a, "restore"));
+  ASSERT_EQ(restored.status, 200);
+  EXPECT_EQ(restored.body, json({{"run_id", a}, {"deleted", false}}));
+  EXPECT_EQ(ids({}), (std::vector<std::int64_t>{a, b}));
+  EXPECT_TRUE(get(run_path(a)).body.at("deleted_at").is_null());
+  EXPECT_EQ(call("POST", run_path(999, "restore")).status, 404);
+  EXPECT_EQ(call("GET", run_path(a, "restore")).status, 405);
+}
+
+// The dashboard's token rules: the cookie works like the bearer header; /?token= trades the token
+// for the cookie; a page without the token is a 401 HTML page; API answers stay JSON.
+TEST_F(TrackerHandler, DashboardTokenCookieAndLoginRedirect) {
+  open("s3cret");
+  const auto page = [&](const std::string& path, const std::map<std::string, std::string>& query,
+                        const std::string& cookie, const std::string& method = "GET") {
+    return handler_->handle(Request{method, path, query, "", "", cookie});
+  };
+  const Response refused = page("/", {}, "");
+  EXPECT_EQ(refused.status, 401);
+  EXPECT_EQ(refused.content_type, "text/html; charset=utf-8");
+  EXPECT_NE(refused.body.find("/?token="), std::string::npos) << refused.body;
+  EXPECT_EQ(page("/", {{"token", "wrong"}}, "").status, 401);
+  EXPECT_EQ(page("/", {}, "nmt_tracker_token=wrong").status, 401);
+
+  const Response login = page("/", {{"token", "s3cret"}}, "");
+  EXPECT_EQ(login.status, 303);
+  const auto header = [&](const Response& r, const std::string& name) {
+    for (const auto& [key, value] : r.headers) {
+      if (key == name) return value;
+    }
+    return std::string();
+  };
+  EXPECT_EQ(header(login, "Location"), "/");
+  EXPECT_EQ(header(login, "Set-Cookie"),
+            "nmt_tracker_token=s3cret; HttpOnly; SameSite=Strict; Path=/");
+
+  const std::string cookie = "theme=dark; nmt_tracker_token=s3cret";
+  const Response index = page("/", {}, cookie);
+  EXPECT_EQ(index.status, 200);
+  EXPECT_EQ(index.content_type.rfind("text/html", 0), 0u) << index.content_type;
+  EXPECT_EQ(page("/no-such-page", {}, cookie).status, 404);
+  EXPECT_EQ(page("/", {}, cookie, "POST").status, 405);
+  const Response api = page("/api/runs", {}, cookie);
+  EXPECT_EQ(api.status, 200) << api.body;
+  EXPECT_EQ(json::parse(api.body).at("runs"), json::array());
+  const Response api_refused = page("/api/runs", {{"token", "s3cret"}}, "");
+  EXPECT_EQ(api_refused.status, 401) << "?token= is for pages only";
+  EXPECT_EQ(api_refused.content_type, "application/json");
 }
 
 TEST_F(TrackerHandler, ReopenedDatabaseSeesEverything) {
@@ -719,15 +872,15 @@ TEST_F(TrackerHandler, SeriesAnswersAreBoundedAndSaySo) {
 // The server asks this before reading a body, so an unauthenticated body is never buffered.
 TEST_F(TrackerHandler, HeaderCheckRefusesAMissingTokenWithoutTheBody) {
   open("s3cret");
-  Request header_only{"POST", "/api/runs", {}, "", ""};
+  Request header_only{"POST", "/api/runs", {}, "", "", ""};
   const auto refused = handler_->check_header(header_only);
   ASSERT_TRUE(refused.has_value());
   EXPECT_EQ(refused->status, 401);
   header_only.authorization = "Bearer s3cret";
   EXPECT_FALSE(handler_->check_header(header_only).has_value());
-  EXPECT_FALSE(handler_->check_header(Request{"GET", "/api/health", {}, "", ""}).has_value());
+  EXPECT_FALSE(handler_->check_header(Request{"GET", "/api/health", {}, "", "", ""}).has_value());
   open("");
-  EXPECT_FALSE(handler_->check_header(Request{"POST", "/api/runs", {}, "", ""}).has_value());
+  EXPECT_FALSE(handler_->check_header(Request{"POST", "/api/runs", {}, "", "", ""}).has_value());
 }
 
 TEST_F(TrackerHandler, ConcurrentIngestLosesNothing) {
@@ -738,7 +891,7 @@ TEST_F(TrackerHandler, ConcurrentIngestLosesNothing) {
       for (int sequence = 0; sequence < 25; ++sequence) {
         const std::string body = batch(rank, sequence, sequence * 10 + 1, 10).dump();
         const Response response =
-            handler_->handle(Request{"POST", run_path(id, "metrics"), {}, "", body});
+            handler_->handle(Request{"POST", run_path(id, "metrics"), {}, "", body, ""});
         EXPECT_EQ(response.status, 200) << response.body;
       }
     });

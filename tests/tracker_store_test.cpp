@@ -9,6 +9,8 @@
 #include <SQLiteCpp/Transaction.h>
 #include <sys/stat.h>
 
+#include <cmath>
+
 #include "test_utils.h"
 #include "tracker/store/run_store.h"
 #include "tracker/store/schema.h"
@@ -163,23 +165,26 @@ TEST(TrackerStore, UpgradesVersionTwoDatabaseKeepingEveryRun) {
   EXPECT_THROW(sql.exec("INSERT INTO params VALUES (99, 'x', 'y', NULL)"), SQLite::Exception);
 
   RunStore store(db);
-  const auto tiny = store.get_run(1);
-  EXPECT_EQ(tiny.at("name"), "tiny");
-  EXPECT_EQ(tiny.at("status"), "failed");
-  EXPECT_EQ(tiny.at("attempt"), 2);
-  EXPECT_EQ(tiny.at("world_size"), 4);
-  EXPECT_TRUE(tiny.at("uid").is_null());
-  EXPECT_DOUBLE_EQ(tiny.at("params").at("model.dropout").get<double>(), 0.1);
-  EXPECT_EQ(tiny.at("evals").size(), 1u);
+  const api::RunDetail tiny = store.get_run(1);
+  EXPECT_EQ(tiny.summary.name, "tiny");
+  EXPECT_EQ(tiny.summary.status, "failed");
+  EXPECT_EQ(tiny.summary.attempt, 2);
+  EXPECT_EQ(tiny.summary.world_size, 4);
+  EXPECT_FALSE(tiny.summary.uid.has_value());
+  EXPECT_FALSE(tiny.summary.deleted_at.has_value());  // version 4's column, NULL for old runs
+  EXPECT_DOUBLE_EQ(std::get<double>(tiny.params.at("model.dropout")), 0.1);
+  EXPECT_EQ(tiny.evals.size(), 1u);
   // Only the current attempt was known to version 2.
-  ASSERT_EQ(tiny.at("attempts").size(), 1u);
-  EXPECT_EQ(tiny.at("attempts")[0].at("attempt"), 2);
-  EXPECT_EQ(tiny.at("attempts")[0].at("status"), "failed");
-  EXPECT_EQ(tiny.at("attempts")[0].at("slurm_job_id"), "77");
-  EXPECT_DOUBLE_EQ(tiny.at("attempts")[0].at("ended_at").get<double>(), 20.0);
-  EXPECT_EQ(store.metric_series(2, "loss", std::nullopt, std::nullopt).at("points").size(), 1u);
+  ASSERT_EQ(tiny.attempts.size(), 1u);
+  EXPECT_EQ(tiny.summary.attempts, 1);
+  EXPECT_EQ(tiny.attempts[0].attempt, 2);
+  EXPECT_EQ(tiny.attempts[0].status, "failed");
+  EXPECT_EQ(tiny.attempts[0].slurm_job_id, "77");
+  EXPECT_DOUBLE_EQ(*tiny.attempts[0].ended_at, 20.0);
+  EXPECT_DOUBLE_EQ(tiny.summary.duration_s, 10.0);
+  EXPECT_EQ(store.metric_series(2, "loss", std::nullopt, std::nullopt).points.size(), 1u);
   EXPECT_TRUE(store.ingest_metrics(1, 0, 7, {{"loss", 2, 1.0, std::nullopt}}).duplicate);
-  EXPECT_EQ(store.sweep_table("S").at("rows").size(), 1u);
+  EXPECT_EQ(store.sweep_runs("S").size(), 1u);
 
   // The same name is a new run now; a uid is unique.
   RunSpec spec;
@@ -191,7 +196,7 @@ TEST(TrackerStore, UpgradesVersionTwoDatabaseKeepingEveryRun) {
   EXPECT_FALSE(fresh.resumed);
   EXPECT_THROW(sql.exec("UPDATE runs SET uid = 'after-migration' WHERE id = 1"), SQLite::Exception);
   store.set_status(1, "preempted");
-  EXPECT_EQ(store.get_run(1).at("attempts")[0].at("status"), "preempted");
+  EXPECT_EQ(store.get_run(1).attempts[0].status, "preempted");
 }
 
 TEST(TrackerStore, RunStoreThrowsNotFoundAndInvalidArgument) {
@@ -204,14 +209,17 @@ TEST(TrackerStore, RunStoreThrowsNotFoundAndInvalidArgument) {
   EvalRecord eval;
   eval.split = "test";
   NMT_EXPECT_THROW_WITH(store.log_eval(42, eval), NotFound, "42");
-  NMT_EXPECT_THROW_WITH(store.sweep_table("none"), NotFound, "none");
+  NMT_EXPECT_THROW_WITH(store.sweep_runs("none"), NotFound, "none");
+  NMT_EXPECT_THROW_WITH(store.set_deleted(42, true), NotFound, "42");
   RunSpec spec;
   spec.experiment = "e";
   NMT_EXPECT_THROW_WITH(store.create_or_resume_run(spec), std::invalid_argument, "run name");
   spec.name = "r";
-  spec.params = {{"model.d_model", nullptr}};
+  spec.params = {{"model.d_model", std::nan("")}};
   NMT_EXPECT_THROW_WITH(store.create_or_resume_run(spec), std::invalid_argument, "model.d_model");
-  spec.params = {{"model.d_model", 512}};
+  spec.params = {{"", 512.0}};
+  NMT_EXPECT_THROW_WITH(store.create_or_resume_run(spec), std::invalid_argument, "empty key");
+  spec.params = {{"model.d_model", 512.0}};
   spec.uid = "no spaces";
   NMT_EXPECT_THROW_WITH(store.create_or_resume_run(spec), std::invalid_argument, "uid");
   spec.uid = "good-uid";
@@ -222,7 +230,7 @@ TEST(TrackerStore, RunStoreThrowsNotFoundAndInvalidArgument) {
   NMT_EXPECT_THROW_WITH(store.set_status(run.run_id, "paused"), std::invalid_argument, "paused");
   NMT_EXPECT_THROW_WITH(store.metric_series(run.run_id, "loss", 0, std::nullopt),
                         std::invalid_argument, "max_points");
-  EXPECT_EQ(store.get_run(run.run_id).at("status"), "running");
+  EXPECT_EQ(store.get_run(run.run_id).summary.status, "running");
 }
 
 TEST(TrackerStore, RejectedBatchWritesNothingAndKeepsItsSequence) {
@@ -245,8 +253,8 @@ TEST(TrackerStore, RejectedBatchWritesNothingAndKeepsItsSequence) {
   EXPECT_FALSE(result.duplicate);
   EXPECT_TRUE(store.ingest_metrics(run_id, 0, 5, points).duplicate);
   const auto series = store.metric_series(run_id, "loss", std::nullopt, std::nullopt);
-  ASSERT_EQ(series.at("points").size(), 3u);
-  EXPECT_DOUBLE_EQ(series.at("points")[2].at("time").get<double>(), 123.0);
+  ASSERT_EQ(series.points.size(), 3u);
+  EXPECT_DOUBLE_EQ(series.points[2].time, 123.0);
 }
 
 TEST(TrackerStore, DownsamplingAveragesEqualStepBuckets) {
@@ -262,28 +270,128 @@ TEST(TrackerStore, DownsamplingAveragesEqualStepBuckets) {
     points.push_back({"bleu", step, static_cast<double>(step), std::nullopt});
   }
   store.ingest_metrics(run_id, 0, 0, points);
-  const auto series = store.metric_series(run_id, "bleu", 5, 0).at("points");
+  const auto series = store.metric_series(run_id, "bleu", 5, 0).points;
   ASSERT_EQ(series.size(), 5u);
   for (int i = 0; i < 5; ++i) {  // buckets {1,2}, {3,4}, ... of two steps each
-    EXPECT_EQ(series[i].at("step"), 2 * i + 1);
-    EXPECT_DOUBLE_EQ(series[i].at("value").get<double>(), 2 * i + 1.5);
-    EXPECT_DOUBLE_EQ(series[i].at("min").get<double>(), 2 * i + 1);
-    EXPECT_DOUBLE_EQ(series[i].at("max").get<double>(), 2 * i + 2);
-    EXPECT_EQ(series[i].at("rank"), 0);
+    EXPECT_EQ(series[i].step, 2 * i + 1);
+    EXPECT_DOUBLE_EQ(series[i].value, 2 * i + 1.5);
+    EXPECT_DOUBLE_EQ(series[i].min, 2 * i + 1);
+    EXPECT_DOUBLE_EQ(series[i].max, 2 * i + 2);
+    EXPECT_EQ(series[i].rank, 0);
   }
-  EXPECT_TRUE(store.metric_series(run_id, "bleu", 5, 1).at("points").empty());
+  EXPECT_TRUE(store.metric_series(run_id, "bleu", 5, 1).points.empty());
   // The answer says whether it was downsampled, and from how many points.
   const auto bucketed = store.metric_series(run_id, "bleu", 5, 0);
-  EXPECT_EQ(bucketed.at("downsampled"), true);
-  EXPECT_EQ(bucketed.at("total_points"), 10);
+  EXPECT_TRUE(bucketed.downsampled);
+  EXPECT_EQ(bucketed.total_points, 10);
   const auto whole = store.metric_series(run_id, "bleu", 10, 0);
-  EXPECT_EQ(whole.at("downsampled"), false);
-  EXPECT_EQ(whole.at("total_points"), 10);
+  EXPECT_FALSE(whole.downsampled);
+  EXPECT_EQ(whole.total_points, 10);
   // The newest point is exact either way (the last bucket's mean is 9.5).
-  EXPECT_EQ(bucketed.at("last").at("step"), 10);
-  EXPECT_DOUBLE_EQ(bucketed.at("last").at("value").get<double>(), 10.0);
-  EXPECT_EQ(whole.at("last"), bucketed.at("last"));
-  EXPECT_TRUE(store.metric_series(run_id, "bleu", 5, 1).at("last").is_null()) << "no rank 1";
+  ASSERT_TRUE(bucketed.last.has_value());
+  EXPECT_EQ(bucketed.last->step, 10);
+  EXPECT_DOUBLE_EQ(bucketed.last->value, 10.0);
+  ASSERT_TRUE(whole.last.has_value());
+  EXPECT_EQ(whole.last->step, bucketed.last->step);
+  EXPECT_EQ(whole.last->time, bucketed.last->time);
+  EXPECT_FALSE(store.metric_series(run_id, "bleu", 5, 1).last.has_value()) << "no rank 1";
+}
+
+// Soft delete hides a run from listings and sweeps, keeps it readable, and restore brings it back.
+TEST(TrackerStore, SoftDeleteHidesAndRestoreShows) {
+  TempDir dir;
+  Database db(dir.file("tracker.db"));
+  RunStore store(db);
+  RunSpec spec;
+  spec.experiment = "e";
+  spec.name = "r";
+  spec.sweep = "S";
+  const auto a = store.create_or_resume_run(spec).run_id;
+  const auto b = store.create_or_resume_run(spec).run_id;
+  store.set_deleted(a, true);
+  const double deleted_at = *store.get_run(a).summary.deleted_at;
+  store.set_deleted(a, true);  // deleting again keeps the first time
+  EXPECT_EQ(*store.get_run(a).summary.deleted_at, deleted_at);
+  api::RunQuery query;
+  ASSERT_EQ(store.list_runs(query).size(), 1u);
+  EXPECT_EQ(store.list_runs(query)[0].run_id, b);
+  query.deleted = api::DeletedRuns::kOnly;
+  ASSERT_EQ(store.list_runs(query).size(), 1u);
+  EXPECT_EQ(store.list_runs(query)[0].run_id, a);
+  query.deleted = api::DeletedRuns::kAll;
+  EXPECT_EQ(store.list_runs(query).size(), 2u);
+  EXPECT_EQ(store.sweep_runs("S").size(), 1u);
+  ASSERT_EQ(store.list_sweeps().size(), 1u);
+  EXPECT_EQ(store.list_sweeps()[0].runs, 1);
+  store.set_deleted(b, true);
+  EXPECT_THROW(store.sweep_runs("S"), NotFound);
+  EXPECT_TRUE(store.list_sweeps().empty());
+  store.set_deleted(a, false);
+  EXPECT_FALSE(store.get_run(a).summary.deleted_at.has_value());
+  EXPECT_EQ(store.sweep_runs("S").size(), 1u);
+}
+
+// A version 3 database gains deleted_at (NULL: nothing is deleted by the upgrade).
+TEST(TrackerStore, UpgradesVersionThreeDatabaseWithDeletedAt) {
+  TempDir dir;
+  const std::string path = dir.file("tracker.db");
+  {
+    SQLite::Database raw(path, SQLite::OPEN_READWRITE | SQLite::OPEN_CREATE);
+    migrate_to(raw, path, 3);
+    raw.exec("INSERT INTO experiments VALUES (1, 'e', 0.0)");
+    raw.exec(
+        "INSERT INTO runs(id, experiment_id, name, status, started_at) "
+        "VALUES (1, 1, 'old', 'finished', 5.0)");
+  }
+  Database db(path);
+  EXPECT_EQ(db.schema_version(), latest_schema_version());
+  RunStore store(db);
+  const auto runs = store.list_runs({});
+  ASSERT_EQ(runs.size(), 1u);
+  EXPECT_FALSE(runs[0].deleted_at.has_value());
+  EXPECT_EQ(runs[0].attempts, 0);  // version 3 wrote no attempts row for a run inserted by hand
+}
+
+// The newest value per (run, key) for listings, by index seeks: the last point is exact (highest
+// step, lowest rank on a tie), and the query plan searches metrics_series rather than scanning.
+TEST(TrackerStore, LastMetricValuesUseTheSeriesIndex) {
+  TempDir dir;
+  Database db(dir.file("tracker.db"));
+  RunStore store(db);
+  RunSpec spec;
+  spec.experiment = "e";
+  spec.name = "r";
+  const auto run = store.create_or_resume_run(spec).run_id;
+  store.ingest_metrics(run, 1, 0,
+                       {{"loss", 5, 1.5, std::nullopt}, {"bleu", 2, 20.0, std::nullopt}});
+  store.ingest_metrics(run, 0, 0, {{"loss", 5, 1.0, std::nullopt}, {"loss", 4, 3.0, std::nullopt}});
+  api::RunQuery query;
+  query.metrics = api::KeySelection{true, {}};
+  const auto all = store.list_runs(query);
+  ASSERT_EQ(all.size(), 1u);
+  ASSERT_TRUE(all[0].last_metrics.has_value());
+  EXPECT_EQ(all[0].last_metrics->size(), 2u);
+  EXPECT_DOUBLE_EQ(all[0].last_metrics->at("loss"), 1.0);  // step 5, rank 0 before rank 1
+  EXPECT_DOUBLE_EQ(all[0].last_metrics->at("bleu"), 20.0);
+  query.metrics = api::KeySelection{false, {"bleu", "missing"}};
+  const auto some = store.list_runs(query);
+  EXPECT_EQ(some[0].last_metrics->size(), 1u) << "a key the run lacks is absent";
+
+  auto plan = [&](const std::string& sql) {
+    SQLite::Statement explain(db.sqlite(), "EXPLAIN QUERY PLAN " + sql);
+    std::string text;
+    while (explain.executeStep()) text += explain.getColumn(3).getString() + "\n";
+    return text;
+  };
+  const std::string last = plan(
+      "SELECT step, value, rank, wall_time FROM metrics WHERE run_id = 1 AND key = 'loss' AND "
+      "step = (SELECT MAX(step) FROM metrics WHERE run_id = 1 AND key = 'loss') "
+      "ORDER BY rank, rowid DESC LIMIT 1");
+  EXPECT_NE(last.find("USING INDEX metrics_series"), std::string::npos) << last;
+  EXPECT_EQ(last.find("SCAN metrics"), std::string::npos) << last;
+  const std::string next_key =
+      plan("SELECT MIN(key) FROM metrics WHERE run_id = 1 AND key > 'bleu'");
+  EXPECT_NE(next_key.find("USING COVERING INDEX metrics_series"), std::string::npos) << next_key;
 }
 
 }  // namespace

@@ -8,7 +8,12 @@ build=$1 python=$2 data=$3
 root=$(cd "$(dirname "$0")/../.." && pwd)
 [[ -f "$data/train.en.gz" ]] || { echo "Multi30k not found at $data"; exit 77; }
 work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
+tracker_pids=()
+cleanup() {
+  for pid in "${tracker_pids[@]+"${tracker_pids[@]}"}"; do kill "$pid" 2>/dev/null || true; done
+  rm -rf "$work"
+}
+trap cleanup EXIT
 mkdir -p "$work/data"
 for lang in en de; do
   (zcat "$data/train.$lang.gz" || true) | head -300 | gzip > "$work/data/train.$lang.gz"
@@ -23,7 +28,7 @@ NMT_QUICKSTART_SET="--set model.layers=2 --set model.d_model=64 --set model.d_ff
   --set train.lr_factor=0.5 --set train.validate_every=100 --set train.log_every=50 \
   --set checkpoint.every_steps=10 --set train.threads=2" \
   "$root/jobs/quickstart.sh" > "$work/out.txt" 2>&1 || { tail -40 "$work/out.txt"; exit 1; }
-tail -16 "$work/out.txt"
+tail -20 "$work/out.txt"
 
 shards=$work/runs/data/multi30k-bpe400
 run=$(ls -d "$work"/runs/quickstart-* | head -1)
@@ -44,16 +49,41 @@ ls "$shards"/train-00000.h5 "$shards"/spm.model > /dev/null || fail "shards"
 # Scores: BLEU far above a broken pipeline's (memorised test lines).
 bleu=$("$python" -c "import json; print([m['score'] for m in json.load(open('$run/scores.json')) if m['name'] == 'BLEU'][0])")
 "$python" -c "import sys; sys.exit(0 if $bleu >= 20 else 1)" || fail "BLEU $bleu below the floor of 20"
-# Tracker: the run and its eval, in the database the quickstart created.
-port_file=$work/port
-"$build/apps/nmt-trackerd" --db "$work/runs/tracker.db" --port 0 --port-file "$port_file" --log-level warn &
-pid=$!
-for _ in $(seq 1 300); do [[ -s "$port_file" ]] && break; sleep 0.1; done
-[[ -s "$port_file" ]] || fail "nmt-trackerd wrote no port file within 30 s"
-"$build/apps/nmt-tracker" --port-file "$port_file" runs --experiment quickstart --json > "$work/runs.json"
+# Tracker: the quickstart's daemon is still running after it ended, and the queries its summary
+# prints work as printed; stopped, it starts again with the printed command on the same database
+# and the same URL.
+summary=$(sed -n '/quickstart summary/,$p' "$work/out.txt")
+pid=$(sed -n 's/.*nmt-trackerd pid \([0-9]*\), still running.*/\1/p' <<< "$summary")
+[[ -n "$pid" ]] || fail "the summary names no running tracker"
+tracker_pids+=("$pid")
+kill -0 "$pid" || fail "nmt-trackerd $pid is not running after the quickstart ended"
+url=$(sed -n 's/^  tracker: *\(http:[^ ]*\) .*/\1/p' <<< "$summary")
+# The query lines: from "query:" to the closing rule, without their labels.
+mapfile -t queries < <(sed -n '/^  query:/,/^====/p' <<< "$summary" | grep -v '^====' |
+  sed 's/^  query: *//; s/^ *//')
+((${#queries[@]} >= 2)) || fail "the summary prints no queries"
+run_queries() {
+  (
+    for line in "${queries[@]}"; do
+      eval "$line" > "$work/query.out" 2>&1 || { cat "$work/query.out"; exit 1; }
+      if [[ "$line" == *" show "* ]]; then grep -q quickstart "$work/query.out" || exit 1; fi
+      if [[ "$line" == *" metrics "* ]]; then (($(wc -l < "$work/query.out") > 2)) || exit 1; fi
+    done
+  )
+}
+run_queries || fail "a printed query failed against the running tracker"
+"$build/apps/nmt-tracker" --url "$url" runs --experiment quickstart --json > "$work/runs.json"
 run_id=$("$python" -c "import json; print(json.load(open('$work/runs.json'))['runs'][0]['run_id'])")
-"$build/apps/nmt-tracker" --port-file "$port_file" show "$run_id" --json > "$work/show.json"
-kill "$pid"; wait "$pid" 2>/dev/null || true
+"$build/apps/nmt-tracker" --url "$url" show "$run_id" --json > "$work/show.json"
+kill "$pid"
+# Stopped once it no longer answers (not kill -0: an exited orphan may linger as a zombie).
+for _ in $(seq 1 300); do "$build/apps/nmt-tracker" --url "$url" runs > /dev/null 2>&1 || break; sleep 0.1; done
+start=$(sed -n 's/^  start again: *\(.*&\) .*/\1/p' <<< "$summary")
+[[ -n "$start" ]] || fail "the summary says not how to start the tracker again"
+eval "$start"
+tracker_pids+=("$!")
+for _ in $(seq 1 300); do "$build/apps/nmt-tracker" --url "$url" runs > /dev/null 2>&1 && break; sleep 0.1; done
+run_queries || fail "a printed query failed against the tracker started again as printed"
 "$python" - "$work/show.json" "$bleu" <<'PY' || fail "tracker records"
 import json, sys
 run = json.load(open(sys.argv[1]))

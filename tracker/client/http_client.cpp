@@ -11,6 +11,8 @@
 #include <cctype>
 #include <optional>
 
+#include "tracker/api/routes.h"
+
 namespace nmt::tracker {
 
 namespace asio = boost::asio;
@@ -80,16 +82,7 @@ Url parse_url(const std::string& text) {
 }
 
 std::string url_encode(const std::string& text) {
-  std::string out;
-  for (const char c : text) {
-    const auto u = static_cast<unsigned char>(c);
-    if (std::isalnum(u) || c == '-' || c == '_' || c == '.' || c == '~') {
-      out += c;
-    } else {
-      out += fmt::format("%{:02X}", u);
-    }
-  }
-  return out;
+  return api::percent_encode(text);
 }
 
 // One TCP connection and the io_context that drives it. Every operation is asynchronous under

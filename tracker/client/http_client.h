@@ -62,7 +62,8 @@ class HttpClient {
   std::unique_ptr<Connection> connection_;
 };
 
-// Percent-encodes a query parameter name or value (RFC 3986 unreserved characters stay).
+// Percent-encodes a query parameter name or value (RFC 3986 unreserved characters stay):
+// api::percent_encode, kept under this name for the tools that use it.
 std::string url_encode(const std::string& text);
 
 }  // namespace nmt::tracker

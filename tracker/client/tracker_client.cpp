@@ -11,8 +11,9 @@
 #include <stdexcept>
 #include <utility>
 
+#include "tracker/api/routes.h"
+#include "tracker/api/wire_json.h"
 #include "tracker/client/http_client.h"
-#include "tracker/client/request_bodies.h"
 #include "tracker/client/spool.h"
 
 namespace nmt::tracker {
@@ -54,6 +55,28 @@ bool is_power_of_two(std::int64_t n) {
   return n > 0 && (n & (n - 1)) == 0;
 }
 
+// An empty string in a registration means "not given", as it always has for this client.
+void drop_empty(std::optional<std::string>& field) {
+  if (field && field->empty()) field.reset();
+}
+
+RunInfo without_empty_fields(RunInfo info) {
+  for (auto* field : {&info.uid, &info.sweep, &info.row_label, &info.config, &info.config_hash,
+                      &info.git_revision, &info.host, &info.slurm_job_id, &info.slurm_array_id}) {
+    drop_empty(*field);
+  }
+  return info;
+}
+
+// The route a spooled request of `kind` goes to (SpoolEntry::kind, kept in spool files).
+std::optional<api::RouteId> route_of(const std::string& kind) {
+  if (kind == "metrics") return api::RouteId::kIngestMetrics;
+  if (kind == "evals") return api::RouteId::kLogEval;
+  if (kind == "artifacts") return api::RouteId::kLogArtifact;
+  if (kind == "status") return api::RouteId::kSetStatus;
+  return std::nullopt;
+}
+
 }  // namespace
 
 const char* to_string(RunStatus status) {
@@ -79,13 +102,6 @@ std::string generate_run_uid() {
     uid += fmt::format("{:08x}", static_cast<std::uint32_t>(device()));
   }
   return uid;
-}
-
-// The daemon's check is RunStore::is_valid_uid; the client does not link the store.
-bool is_valid_run_uid(const std::string& uid) {
-  return uid.size() >= 8 && uid.size() <= 64 && std::all_of(uid.begin(), uid.end(), [](char c) {
-           return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-';
-         });
 }
 
 void ClientOptions::validate() const {
@@ -137,16 +153,15 @@ std::optional<std::int64_t> TrackerClient::start_run(const RunInfo& info) {
   if (info.experiment.empty() || info.name.empty()) {
     throw std::invalid_argument("tracker: a run needs an experiment and a name");
   }
-  if (!info.uid.empty() && !is_valid_run_uid(info.uid)) {
-    throw std::invalid_argument("tracker: RunInfo::uid '" + info.uid +
-                                "' must be 8 to 64 characters of A-Z, a-z, 0-9, '_' and '-'");
+  RunInfo sent = without_empty_fields(info);
+  if (sent.uid && !is_valid_run_uid(*sent.uid)) {
+    throw std::invalid_argument("tracker: RunInfo::uid '" + *sent.uid + "' " + api::kRunUidRule);
   }
-  if (info.attempt && *info.attempt < 1) {
+  if (sent.attempt && *sent.attempt < 1) {
     throw std::invalid_argument("tracker: RunInfo::attempt must be at least 1");
   }
-  RunInfo sent = info;
-  if (sent.uid.empty()) sent.uid = generate_run_uid();
-  const std::string body = run_body(sent);
+  if (!sent.uid) sent.uid = generate_run_uid();
+  const std::string body = api::wire_text(sent);
   {
     std::lock_guard lock(mutex_);
     if (run_started_ || run_id_) throw std::logic_error("tracker: start_run called twice");
@@ -211,20 +226,20 @@ void TrackerClient::enqueue(Request request) {
 }
 
 void TrackerClient::log_eval(const EvalRecord& eval) {
-  enqueue({"evals", eval_body(eval)});
+  enqueue({"evals", api::wire_text(eval)});
 }
 
 void TrackerClient::log_artifact(const ArtifactRecord& artifact) {
-  enqueue({"artifacts", artifact_body(artifact)});
+  enqueue({"artifacts", api::wire_text(artifact)});
 }
 
 void TrackerClient::set_status(RunStatus status) {
-  std::optional<int> attempt;
+  api::StatusUpdate update{to_string(status), std::nullopt};
   {
     std::lock_guard lock(mutex_);
-    attempt = attempt_;
+    update.attempt = attempt_;
   }
-  enqueue({"status", status_body(status, attempt)});
+  enqueue({"status", api::wire_text(update)});
 }
 
 bool TrackerClient::flush(std::chrono::milliseconds timeout) {
@@ -302,19 +317,18 @@ void TrackerClient::run_round(std::deque<Item> items, bool forced, bool stopping
 std::vector<SpoolEntry> TrackerClient::make_entries(std::deque<Item>& items) {
   std::vector<SpoolEntry> entries;
   const auto run = run_id();
-  json points = json::array();
+  api::MetricBatch batch{options_.rank, 0, {}};
   auto close_batch = [&] {
-    if (points.empty()) return;
-    const std::size_t count = points.size();
-    const std::int64_t sequence = next_sequence_++;
-    entries.push_back(SpoolEntry{
-        "metrics", run, metrics_body(options_.rank, sequence, std::move(points)), count, sequence});
-    points = json::array();
+    if (batch.points.empty()) return;
+    batch.sequence = next_sequence_++;
+    entries.push_back(
+        SpoolEntry{"metrics", run, api::wire_text(batch), batch.points.size(), batch.sequence});
+    batch.points.clear();
   };
   for (auto& item : items) {
-    if (const auto* p = std::get_if<Point>(&item)) {
-      points.push_back(metric_point(p->key, p->step, p->value, p->time));
-      if (points.size() >= options_.batch_size) close_batch();
+    if (auto* p = std::get_if<Point>(&item)) {
+      batch.points.push_back(api::MetricPoint{std::move(p->key), p->step, p->value, p->time});
+      if (batch.points.size() >= options_.batch_size) close_batch();
     } else {
       close_batch();  // keeps the order in which the trainer logged
       auto& request = std::get<Request>(item);
@@ -364,19 +378,20 @@ void TrackerClient::replay() {
 TrackerClient::Outcome TrackerClient::try_register(const std::string& body, HttpClient& http,
                                                    bool on_worker) {
   std::string answer;
-  Outcome outcome = exchange(http, "POST", "/api/runs", body, answer);
+  const api::Route& route = api::route(api::RouteId::kCreateRun);
+  Outcome outcome = exchange(http, route.method, route.pattern, body, answer);
   if (outcome == Outcome::kAcknowledged) {
     try {
-      const json reply = json::parse(answer);
-      const auto id = reply.at("run_id").get<std::int64_t>();
+      const auto reply = api::parse<api::RunCreated>(json::parse(answer));
+      const std::int64_t id = reply.run_id;
       {
         std::lock_guard lock(mutex_);
         run_id_ = id;
         pending_registration_.clear();
       }
       wake_.notify_one();  // what was spooled waiting for the id can go now
-      spdlog::info("tracker: reporting to run {} (attempt {}) at {}", id,
-                   reply.value("attempt", json()).dump(), options_.url);
+      spdlog::info("tracker: reporting to run {} (attempt {}) at {}", id, reply.attempt,
+                   options_.url);
     } catch (const std::exception& e) {
       answer = std::string("unreadable answer to POST /api/runs: ") + e.what();
       outcome = Outcome::kRetry;
@@ -390,11 +405,15 @@ TrackerClient::Outcome TrackerClient::try_register(const std::string& body, Http
 }
 
 TrackerClient::Outcome TrackerClient::send(const SpoolEntry& entry, std::int64_t current_run) {
-  const std::string base = "/api/runs/" + std::to_string(entry.run_id.value_or(current_run));
-  const bool is_status = entry.kind == "status";
+  const auto route = route_of(entry.kind);
+  if (!route) {
+    spdlog::error("tracker: dropping a spooled request of unknown kind '{}'", entry.kind);
+    return Outcome::kRejected;
+  }
+  const std::string path =
+      api::route_path(*route, {std::to_string(entry.run_id.value_or(current_run))});
   std::string answer;
-  const Outcome outcome =
-      exchange(*http_, is_status ? "PUT" : "POST", base + "/" + entry.kind, entry.body, answer);
+  const Outcome outcome = exchange(*http_, api::route(*route).method, path, entry.body, answer);
   if (outcome == Outcome::kRetry) {
     note_failure(answer);
     return outcome;

@@ -18,7 +18,11 @@
 #include <variant>
 #include <vector>
 
+// Tools that include this header (apps/nmt_evaluate.cpp) have long had nlohmann's JSON through it.
 #include <nlohmann/json.hpp>
+
+#include "tracker/api/run_rules.h"
+#include "tracker/api/wire_types.h"
 
 namespace nmt::tracker {
 
@@ -43,47 +47,18 @@ struct ClientOptions {
   void validate() const;
 };
 
-// POST /api/runs. Empty strings and unset optionals are left out of the request.
-struct RunInfo {
-  std::string experiment;
-  std::string name;  // a label only: runs are never found again by name
-  // Identifies the run across processes: keep it in the run directory and send it again, with a
-  // higher attempt, to resume the run. 8-64 characters of [A-Za-z0-9_-] (generate_run_uid()).
-  // Empty: start_run generates one for this registration alone, so that its retries after a lost
-  // answer are idempotent, but the next process registers a new run.
-  std::string uid;
-  // 1 for the run's first process, then 1 more for each requeue or restart. A registration whose
-  // attempt is not above the stored one is a replay: it changes nothing. Unset: 1.
-  std::optional<int> attempt;
-  std::string sweep;
-  std::string row_label;  // "base", "(A)"...: the ablation table's first column
-  std::optional<int> row_index;
-  std::string config;  // the resolved YAML config
-  std::string config_hash;
-  std::string git_revision;
-  std::string host;
-  std::optional<int> world_size;
-  std::string slurm_job_id;
-  std::string slurm_array_id;
-  nlohmann::json params = nlohmann::json::object();  // flat key -> number, string or bool
-};
-
-struct EvalRecord {
-  std::string split;  // "valid", "test"
-  std::optional<std::int64_t> step;
-  std::string checkpoint;
-  std::optional<double> bleu;
-  std::optional<double> chrf;
-  std::optional<double> perplexity;
-  std::string signature;  // the sacreBLEU-style signature
-};
-
-struct ArtifactRecord {
-  std::string kind;  // "checkpoint", "averaged_checkpoint", "translation"...
-  std::string path;
-  std::optional<std::int64_t> step;
-  std::optional<int> averaged_from;  // number of checkpoints averaged
-};
+// POST /api/runs (tracker/api/wire_types.h). Unset optionals, and empty strings, are left out of
+// the request. `uid` identifies the run across processes: keep it in the run directory and send
+// it again, with a higher `attempt` (1 for the run's first process, then 1 more for each requeue
+// or restart), to resume the run; a registration whose attempt is not above the stored one is a
+// replay and changes nothing. No uid: start_run generates one for this registration alone, so
+// that its retries after a lost answer are idempotent, but the next process registers a new run.
+// `name` is a label only: runs are never found again by name.
+using RunInfo = api::RunRegistration;
+// POST /api/runs/{id}/evals and /artifacts. Non-finite figures are left out (JSON cannot carry
+// them).
+using EvalRecord = api::EvalRecord;
+using ArtifactRecord = api::ArtifactRecord;
 
 // kPreempted: stopped by the scheduler (Slurm preemption, time limit) and expected to resume as
 // the next attempt of the same run.
@@ -168,8 +143,8 @@ class TrackerClient {
   std::deque<Item> queue_;
   std::size_t queued_points_ = 0;
   std::optional<std::int64_t> run_id_;
-  std::string pending_registration_;  // POST /api/runs body still to send
-  std::optional<int> attempt_;        // RunInfo::attempt, sent with every status
+  std::string pending_registration_;     // POST /api/runs body still to send
+  std::optional<std::int64_t> attempt_;  // RunInfo::attempt, sent with every status
   bool run_started_ = false;
   std::uint64_t flush_requested_ = 0;
   std::uint64_t flush_completed_ = 0;
@@ -192,7 +167,7 @@ const char* to_string(RunStatus status);
 
 // A new run uid: 32 hex digits from std::random_device (128 bits, no coordination needed).
 std::string generate_run_uid();
-// The daemon's rule for a uid: 8 to 64 characters of A-Z, a-z, 0-9, '_' and '-'.
-bool is_valid_run_uid(const std::string& uid);
+// The protocol's rule for a uid (tracker/api/run_rules.h), the daemon's own.
+using api::is_valid_run_uid;
 
 }  // namespace nmt::tracker

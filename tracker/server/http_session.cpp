@@ -118,6 +118,7 @@ bool Session::admit_header() {
   }
   request_.method = std::string(header.method_string());
   request_.authorization = std::string(header[http::field::authorization]);
+  request_.cookie = std::string(header[http::field::cookie]);
   if (state_->check_header) {
     if (auto refusal = state_->check_header(request_)) {
       spdlog::debug("connection {}: {} refused from its header ({})", id_, summary_,
@@ -201,6 +202,9 @@ void Session::send(Response response, bool close, bool linger) {
                                         version_);
   response_.set(http::field::server, "nmt-trackerd");
   response_.set(http::field::content_type, response.content_type);
+  for (const auto& [name, value] : response.headers) {
+    response_.insert(name, value);
+  }
   response_.keep_alive(!close);
   response_.body() = std::move(response.body);
   response_.prepare_payload();

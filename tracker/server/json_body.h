@@ -12,7 +12,8 @@
 #include <string_view>
 #include <vector>
 
-#include "tracker/server/request_fields.h"
+#include "tracker/api/json_fields.h"
+#include "tracker/server/http_error.h"
 
 namespace nmt::tracker::handler {
 
@@ -133,8 +134,9 @@ inline void check_json_shape(std::string_view text, const JsonLimits& limits) {
   }
 }
 
-// The body as a JSON object, or HttpError 400: field "body" when it is malformed, too deep, too
-// large or not an object; the field's path when a number is out of range (1e999).
+// The body as a JSON object, or HttpError 400 (field "body") when it is malformed, too deep, too
+// large or not an object; an api::FieldError naming the field's path when a number is out of
+// range (1e999).
 inline nlohmann::json parse_json_body(const std::string& text, const JsonLimits& limits) {
   using nlohmann::json;
   check_json_shape(text, limits);
@@ -147,9 +149,10 @@ inline nlohmann::json parse_json_body(const std::string& text, const JsonLimits&
     // The parser's own message names the number but not where it is.
     detail::FieldLocator locator;
     json::sax_parse(text, &locator);
-    bad_field(locator.path(),
-              fmt::format("holds the number {}, out of range of a double (at most about 1.8e308)",
-                          locator.token()));
+    api::bad_field(
+        locator.path(),
+        fmt::format("holds the number {}, out of range of a double (at most about 1.8e308)",
+                    locator.token()));
   }
   if (!body.is_object()) {
     throw HttpError(400, "the body must be a JSON object", "body");

@@ -8,42 +8,46 @@
 
 #include <algorithm>
 #include <charconv>
-#include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string_view>
 #include <utility>
 
-#include "tracker/server/request_fields.h"
+#include "tracker/api/run_query.h"
+#include "tracker/api/wire_json.h"
+#include "tracker/dashboard/dashboard.h"
+#include "tracker/server/sweep_layout.h"
 
 namespace nmt::tracker {
 namespace {
 
-using handler::bad_field;
-using handler::Fields;
 using handler::HttpError;
 using nlohmann::json;
 
+constexpr std::string_view kTokenCookie = "nmt_tracker_token";
+
 Response json_response(int status, const json& body) {
-  // replace: a stray invalid UTF-8 byte must not turn an answer into an exception.
-  return Response{status, body.dump(-1, ' ', false, json::error_handler_t::replace)};
+  return Response{status, api::wire_text(body)};
 }
 
 Response error_response(int status, const std::string& message, const std::string& field = {}) {
-  json body = {{"error", message}};
-  if (!field.empty()) {
-    body["field"] = field;
-  }
-  return json_response(status, body);
+  api::ErrorAnswer answer{message, std::nullopt};
+  if (!field.empty()) answer.field = field;
+  return json_response(status, answer);
 }
 
-// `allowed` lists the route's methods, e.g. "GET, POST"; matched by whole names.
-void require_method(const Request& request, const std::string& allowed) {
-  if (request.method.empty() ||
-      (", " + allowed + ", ").find(", " + request.method + ", ") == std::string::npos) {
-    throw HttpError(405, fmt::format("method {} is not allowed on {}; use {}", request.method,
-                                     request.path, allowed));
-  }
+Response html_response(int status, std::string body) {
+  Response response{status, std::move(body)};
+  response.content_type = "text/html; charset=utf-8";
+  return response;
+}
+
+bool starts_with(std::string_view text, std::string_view prefix) {
+  return text.substr(0, prefix.size()) == prefix;
+}
+
+bool is_api_path(std::string_view path) {
+  return path == "/api" || starts_with(path, "/api/");
 }
 
 // A whole decimal number within int64, e.g. a run id or a query integer.
@@ -71,13 +75,35 @@ std::optional<std::int64_t> query_integer(const Request& request, const char* na
   return value;
 }
 
-bool starts_with(std::string_view text, std::string_view prefix) {
-  return text.substr(0, prefix.size()) == prefix;
+// The value of the token cookie in a Cookie header ("a=1; nmt_tracker_token=t"), or nullopt.
+std::optional<std::string_view> token_cookie(std::string_view header) {
+  while (!header.empty()) {
+    const std::size_t semicolon = std::min(header.find(';'), header.size());
+    std::string_view pair = header.substr(0, semicolon);
+    header.remove_prefix(std::min(semicolon + 1, header.size()));
+    while (!pair.empty() && pair.front() == ' ') pair.remove_prefix(1);
+    if (starts_with(pair, kTokenCookie) && pair.size() > kTokenCookie.size() &&
+        pair[kTokenCookie.size()] == '=') {
+      return pair.substr(kTokenCookie.size() + 1);
+    }
+  }
+  return std::nullopt;
 }
 
-bool ends_with(std::string_view text, std::string_view suffix) {
-  return text.size() >= suffix.size() && text.substr(text.size() - suffix.size()) == suffix;
+// RFC 6265's cookie-octet: what a cookie value may hold without quoting.
+bool is_cookie_safe(std::string_view text) {
+  return std::all_of(text.begin(), text.end(), [](char c) {
+    const auto u = static_cast<unsigned char>(c);
+    return u > 0x20 && u < 0x7F && c != '"' && c != ',' && c != ';' && c != '\\';
+  });
 }
+
+const char* const kLoginPage =
+    "<!doctype html>\n<html><head><meta charset=\"utf-8\"><title>nmt-trackerd: token "
+    "required</title></head>\n<body><h1>This nmt-trackerd requires its token</h1>\n<p>Open "
+    "<code>/?token=TOKEN</code> once, with TOKEN the contents of the daemon's "
+    "<code>--token-file</code>; the browser then keeps it in a cookie for this address.</p>"
+    "</body></html>\n";
 
 }  // namespace
 
@@ -100,14 +126,45 @@ RequestHandler::RequestHandler(RunStore& store, std::string token, HandlerOption
 }
 
 std::optional<Response> RequestHandler::check_header(const Request& request) const {
-  if (token_.empty() || request.path == "/api/health" || authorized(request.authorization)) {
+  if (authorized(request)) {
     return std::nullopt;
   }
-  return error_response(401, "missing or bad bearer token (send 'Authorization: Bearer <token>')");
+  if (!is_api_path(request.path)) {
+    return html_response(401, kLoginPage);
+  }
+  return error_response(401,
+                        "missing or bad token (send 'Authorization: Bearer <token>', or the "
+                        "nmt_tracker_token cookie that GET /?token=<token> sets)");
 }
 
-json RequestHandler::parse_body(const Request& request) const {
-  return handler::parse_json_body(request.body, options_.json);
+// Compares in time independent of where the token differs, so it cannot be guessed bytewise.
+bool RequestHandler::token_matches(std::string_view candidate) const {
+  if (candidate.size() != token_.size()) {
+    return false;
+  }
+  unsigned char difference = 0;
+  for (std::size_t i = 0; i < token_.size(); ++i) {
+    difference |= static_cast<unsigned char>(candidate[i] ^ token_[i]);
+  }
+  return difference == 0;
+}
+
+bool RequestHandler::authorized(const Request& request) const {
+  if (token_.empty() || request.path == "/api/health") {
+    return true;
+  }
+  const std::string_view scheme = "Bearer ";
+  if (starts_with(request.authorization, scheme) &&
+      token_matches(std::string_view(request.authorization).substr(scheme.size()))) {
+    return true;
+  }
+  if (const auto cookie = token_cookie(request.cookie); cookie && token_matches(*cookie)) {
+    return true;
+  }
+  // The dashboard's login link: GET /?token=<token> (answered with the cookie by page()).
+  const auto query_token = request.query.find("token");
+  return !is_api_path(request.path) && query_token != request.query.end() &&
+         token_matches(query_token->second);
 }
 
 Response RequestHandler::handle(const Request& request) {
@@ -125,6 +182,8 @@ Response RequestHandler::handle(const Request& request) {
     return route(request);
   } catch (const HttpError& e) {
     return error_response(e.status(), e.what(), e.field());
+  } catch (const api::FieldError& e) {
+    return error_response(400, e.what(), e.field());
   } catch (const NotFound& e) {
     return error_response(404, e.what());
   } catch (const Conflict& e) {
@@ -138,191 +197,140 @@ Response RequestHandler::handle(const Request& request) {
   }
 }
 
-// Compares in time independent of where the token differs, so it cannot be guessed bytewise.
-bool RequestHandler::authorized(const std::string& authorization) const {
-  const std::string_view scheme = "Bearer ";
-  if (authorization.size() != scheme.size() + token_.size() ||
-      !starts_with(authorization, scheme)) {
-    return false;
-  }
-  unsigned char difference = 0;
-  for (std::size_t i = 0; i < token_.size(); ++i) {
-    difference |= static_cast<unsigned char>(authorization[scheme.size() + i] ^ token_[i]);
-  }
-  return difference == 0;
-}
-
 Response RequestHandler::route(const Request& request) {
-  const std::string& path = request.path;
-  if (path == "/api/health") {
-    require_method(request, "GET");
-    return health();
+  if (!is_api_path(request.path)) {
+    return page(request);
   }
-  if (path == "/api/runs") {
-    require_method(request, "GET, POST");
-    return request.method == "GET" ? list_runs(request) : create_run(request);
-  }
-  const std::string_view sweeps = "/api/sweeps/", table = "/table";
-  if (starts_with(path, sweeps) && ends_with(path, table) &&
-      path.size() > sweeps.size() + table.size()) {
-    require_method(request, "GET");
-    return sweep_table(path.substr(sweeps.size(), path.size() - sweeps.size() - table.size()));
-  }
-  if (starts_with(path, "/api/runs/")) {
-    return route_run(request, path.substr(std::string_view("/api/runs/").size()));
-  }
-  throw HttpError(404, fmt::format("unknown route {}", path));
-}
-
-// `rest` is what follows /api/runs/: "{id}" or "{id}/{action}".
-Response RequestHandler::route_run(const Request& request, const std::string& rest) {
-  const std::size_t slash = rest.find('/');
-  const std::string id_text = rest.substr(0, slash);
-  const std::string action = slash == std::string::npos ? "" : rest.substr(slash + 1);
-  static const std::map<std::string, const char*> kMethods = {{"", "GET"},
-                                                              {"status", "PUT"},
-                                                              {"metrics", "GET, POST"},
-                                                              {"evals", "POST"},
-                                                              {"artifacts", "POST"}};
-  const auto methods = kMethods.find(action);
-  if (methods == kMethods.end()) {
+  const api::RouteMatch match = api::match_route(request.method, request.path);
+  if (match.outcome == api::RouteMatch::Outcome::kNotFound) {
     throw HttpError(404, fmt::format("unknown route {}", request.path));
   }
-  require_method(request, methods->second);
-  const auto run_id = parse_integer(id_text);
-  if (!run_id) {
-    throw HttpError(404, fmt::format("unknown run '{}': run ids are integers", id_text));
+  if (match.outcome == api::RouteMatch::Outcome::kWrongMethod) {
+    throw HttpError(405, fmt::format("method {} is not allowed on {}; use {}", request.method,
+                                     request.path, match.allowed));
   }
-  if (action.empty()) {
-    return get_run(*run_id);
+  return route_api(request, match);
+}
+
+// One case per route of tracker/api/routes.h.
+Response RequestHandler::route_api(const Request& request, const api::RouteMatch& match) {
+  std::int64_t run_id = 0;
+  if (const auto run = match.args.find("run"); run != match.args.end()) {
+    const auto id = parse_integer(run->second);
+    if (!id) {
+      throw HttpError(404, fmt::format("unknown run '{}': run ids are integers", run->second));
+    }
+    run_id = *id;
   }
-  if (action == "status") {
-    return set_status(*run_id, request);
+  switch (match.id) {
+    case api::RouteId::kHealth:
+      return health();
+    case api::RouteId::kListRuns:
+      return list_runs(request);
+    case api::RouteId::kCreateRun:
+      return create_run(request);
+    case api::RouteId::kGetRun:
+      return get_run(run_id);
+    case api::RouteId::kDeleteRun:
+      return set_deleted(run_id, true);
+    case api::RouteId::kRestoreRun:
+      return set_deleted(run_id, false);
+    case api::RouteId::kSetStatus:
+      return set_status(run_id, request);
+    case api::RouteId::kIngestMetrics:
+      return ingest_metrics(run_id, request);
+    case api::RouteId::kMetricSeries:
+      return metric_series(run_id, request);
+    case api::RouteId::kLogEval:
+      return log_eval(run_id, request);
+    case api::RouteId::kLogArtifact:
+      return log_artifact(run_id, request);
+    case api::RouteId::kListSweeps:
+      return list_sweeps();
+    case api::RouteId::kSweepTable:
+      return sweep_table(match.args.at("sweep"));
   }
-  if (action == "metrics") {
-    return request.method == "GET" ? metric_series(*run_id, request)
-                                   : ingest_metrics(*run_id, request);
+  throw HttpError(404, fmt::format("unknown route {}", request.path));
+}
+
+// The dashboard's files; `?token=` (checked by authorized()) is traded for the cookie.
+Response RequestHandler::page(const Request& request) {
+  if (request.method != "GET") {
+    throw HttpError(
+        405, fmt::format("method {} is not allowed on {}; use GET", request.method, request.path));
   }
-  return action == "evals" ? log_eval(*run_id, request) : log_artifact(*run_id, request);
+  if (request.query.count("token") != 0) {
+    Response redirect{303, ""};
+    redirect.content_type = "text/plain";
+    redirect.headers.emplace_back("Location", request.path);
+    if (!token_.empty()) {
+      if (!is_cookie_safe(token_)) {
+        throw HttpError(500,
+                        "the daemon's token holds characters a cookie cannot carry (blanks, "
+                        "quotes, ',', ';', '\\\\' or non-ASCII); give it a token of letters "
+                        "and digits");
+      }
+      redirect.headers.emplace_back(
+          "Set-Cookie",
+          fmt::format("{}={}; HttpOnly; SameSite=Strict; Path=/", kTokenCookie, token_));
+    }
+    return redirect;
+  }
+  if (auto file = dashboard::serve(request.path)) {
+    return std::move(*file);
+  }
+  throw HttpError(404, fmt::format("unknown page {}", request.path));
+}
+
+template <typename T>
+T RequestHandler::parse_body(const Request& request) const {
+  return api::parse<T>(handler::parse_json_body(request.body, options_.json));
 }
 
 Response RequestHandler::health() {
-  return json_response(200, {{"status", "ok"}, {"schema_version", schema_version_}});
+  return json_response(200, api::Health{"ok", schema_version_});
 }
 
 Response RequestHandler::create_run(const Request& request) {
-  const json body = parse_body(request);
-  const Fields fields(body);
-  RunSpec spec;
-  spec.experiment = fields.text("experiment");
-  spec.name = fields.text("name");
-  spec.uid = fields.optional_text("uid");
-  if (spec.uid && !RunStore::is_valid_uid(*spec.uid)) {
-    bad_field("uid", RunStore::kUidRule);
-  }
-  spec.attempt = fields.optional_integer("attempt").value_or(1);
-  if (spec.attempt < 1) {
-    bad_field("attempt", "must be an integer of at least 1");
-  }
-  spec.sweep = fields.optional_text("sweep");
-  spec.row_label = fields.optional_text("row_label");
-  spec.row_index = fields.optional_integer("row_index");
-  spec.config = fields.optional_text("config");
-  spec.config_hash = fields.optional_text("config_hash");
-  spec.git_revision = fields.optional_text("git_revision");
-  spec.host = fields.optional_text("host");
-  spec.world_size = fields.optional_integer("world_size");
-  if (spec.world_size && *spec.world_size < 1) {
-    bad_field("world_size", "must be an integer of at least 1");
-  }
-  spec.slurm_job_id = fields.optional_text("slurm_job_id");
-  spec.slurm_array_id = fields.optional_text("slurm_array_id");
-  if (const auto params = body.find("params"); params != body.end() && !params->is_null()) {
-    if (!params->is_object()) {
-      bad_field("params", "must be an object of flat key: value pairs");
-    }
-    for (const auto& [key, value] : params->items()) {
-      if (key.empty()) {
-        bad_field("params", "must not have an empty key");
-      }
-      if (!value.is_number() && !value.is_string() && !value.is_boolean()) {
-        bad_field("params." + key, "must be a number, string or bool");
-      }
-    }
-    spec.params = *params;
-  }
+  const auto spec = parse_body<api::RunRegistration>(request);
   const RunHandle run =
       with_store([&](RunStore& store) { return store.create_or_resume_run(spec); });
-  return json_response(
-      200, {{"run_id", run.run_id}, {"attempt", run.attempt}, {"resumed", run.resumed}});
+  return json_response(200, run);
 }
 
 Response RequestHandler::list_runs(const Request& request) {
-  RunFilter filter;
-  for (const auto& [name, value] : request.query) {
-    if (name == "experiment") {
-      filter.experiment = value;
-    } else if (name == "sweep") {
-      filter.sweep = value;
-    } else if (name == "status") {
-      filter.status = value;
-    } else if (name == "uid") {
-      filter.uid = value;
-    } else if (starts_with(name, "param.") && name.size() > 6) {
-      filter.params[name.substr(6)] = value;
-    } else {
-      throw HttpError(400, fmt::format("unknown query parameter '{}'", name), name);
-    }
-  }
-  json runs = with_reader([&](RunStore& store) { return store.list_runs(filter); });
-  return json_response(200, {{"runs", std::move(runs)}});
+  const api::RunQuery query = api::run_query_from(request.query);
+  api::RunList runs{with_reader([&](RunStore& store) { return store.list_runs(query); })};
+  return json_response(200, runs);
 }
 
 Response RequestHandler::get_run(std::int64_t run_id) {
   return json_response(200, with_reader([&](RunStore& store) { return store.get_run(run_id); }));
 }
 
-Response RequestHandler::set_status(std::int64_t run_id, const Request& request) {
-  const json body = parse_body(request);
-  const Fields fields(body);
-  const std::string status = fields.text("status");
-  if (!RunStore::is_valid_status(status)) {
-    bad_field("status", "must be one of running, finished, failed, killed, preempted");
-  }
-  const auto attempt = fields.optional_integer("attempt");
-  if (attempt && *attempt < 1) {
-    bad_field("attempt", "must be an integer of at least 1");
-  }
+Response RequestHandler::set_deleted(std::int64_t run_id, bool deleted) {
   with_store([&](RunStore& store) {
-    store.set_status(run_id, status, attempt);
+    store.set_deleted(run_id, deleted);
     return 0;
   });
-  return json_response(200, {{"run_id", run_id}, {"status", status}});
+  return json_response(200, api::DeleteAnswer{run_id, deleted});
+}
+
+Response RequestHandler::set_status(std::int64_t run_id, const Request& request) {
+  const auto update = parse_body<api::StatusUpdate>(request);
+  with_store([&](RunStore& store) {
+    store.set_status(run_id, update.status, update.attempt);
+    return 0;
+  });
+  return json_response(200, api::StatusAnswer{run_id, update.status});
 }
 
 Response RequestHandler::ingest_metrics(std::int64_t run_id, const Request& request) {
-  const json body = parse_body(request);
-  const Fields fields(body);
-  const std::int64_t rank = fields.integer("rank");
-  if (rank < 0) {
-    bad_field("rank", "must be an integer of at least 0");
-  }
-  const std::int64_t sequence = fields.integer("sequence");
-  const json& points_json = fields.array("points");
-  std::vector<MetricPoint> points;
-  points.reserve(points_json.size());
-  for (std::size_t i = 0; i < points_json.size(); ++i) {
-    const auto index = static_cast<std::ptrdiff_t>(i);
-    if (!points_json[i].is_object()) {
-      bad_field(fmt::format("points[{}]", i), "must be an object");
-    }
-    const Fields point(points_json[i], "points", index);
-    points.push_back(MetricPoint{point.text("key"), point.integer("step"), point.number("value"),
-                                 point.optional_number("time")});
-  }
-  const IngestResult result = with_store(
-      [&](RunStore& store) { return store.ingest_metrics(run_id, rank, sequence, points); });
-  return json_response(200, {{"stored", result.stored}, {"duplicate", result.duplicate}});
+  const auto batch = parse_body<api::MetricBatch>(request);
+  const IngestResult result = with_store([&](RunStore& store) {
+    return store.ingest_metrics(run_id, batch.rank, batch.sequence, batch.points);
+  });
+  return json_response(200, result);
 }
 
 Response RequestHandler::metric_series(std::int64_t run_id, const Request& request) {
@@ -345,35 +353,26 @@ Response RequestHandler::metric_series(std::int64_t run_id, const Request& reque
 }
 
 Response RequestHandler::log_eval(std::int64_t run_id, const Request& request) {
-  const json body = parse_body(request);
-  const Fields fields(body);
-  const EvalRecord eval{fields.text("split"),
-                        fields.optional_integer("step"),
-                        fields.optional_text("checkpoint"),
-                        fields.optional_number("bleu"),
-                        fields.optional_number("chrf"),
-                        fields.optional_number("perplexity"),
-                        fields.optional_text("signature")};
+  const auto eval = parse_body<api::EvalRecord>(request);
   const std::int64_t id = with_store([&](RunStore& store) { return store.log_eval(run_id, eval); });
-  return json_response(200, {{"eval_id", id}});
+  return json_response(200, api::EvalCreated{id});
 }
 
 Response RequestHandler::log_artifact(std::int64_t run_id, const Request& request) {
-  const json body = parse_body(request);
-  const Fields fields(body);
-  const ArtifactRecord artifact{fields.text("kind"), fields.text("path"),
-                                fields.optional_integer("step"),
-                                fields.optional_integer("averaged_from")};
-  if (artifact.averaged_from && *artifact.averaged_from < 1) {
-    bad_field("averaged_from", "must be an integer of at least 1");
-  }
+  const auto artifact = parse_body<api::ArtifactRecord>(request);
   const std::int64_t id =
       with_store([&](RunStore& store) { return store.log_artifact(run_id, artifact); });
-  return json_response(200, {{"artifact_id", id}});
+  return json_response(200, api::ArtifactCreated{id});
+}
+
+Response RequestHandler::list_sweeps() {
+  api::SweepList sweeps{with_reader([](RunStore& store) { return store.list_sweeps(); })};
+  return json_response(200, sweeps);
 }
 
 Response RequestHandler::sweep_table(const std::string& sweep) {
-  return json_response(200, with_reader([&](RunStore& store) { return store.sweep_table(sweep); }));
+  const auto runs = with_reader([&](RunStore& store) { return store.sweep_runs(sweep); });
+  return json_response(200, tracker::sweep_table(sweep, runs));
 }
 
 }  // namespace nmt::tracker

@@ -1,14 +1,17 @@
 #pragma once
-// The daemon's request handler: routes of tracker/API.md from Request values to Response values,
-// JSON in and out, bearer-token check, validation that names the offending field, and the mapping
-// of store errors to statuses. It knows nothing of sockets (the HTTP server owns those).
+// The daemon's request handler: the routes of tracker/api/routes.h from Request values to Response
+// values, the wire types of tracker/api/wire_types.h in and out, the token check (bearer header or
+// cookie), validation that names the offending field, and the mapping of store errors to statuses.
+// Paths outside /api/ go to the dashboard. It knows nothing of sockets (the HTTP server owns them).
 
 #include <cstddef>
 #include <cstdint>
 #include <mutex>
 #include <optional>
 #include <string>
+#include <string_view>
 
+#include "tracker/api/routes.h"
 #include "tracker/server/http_types.h"
 #include "tracker/server/json_body.h"
 #include "tracker/store/run_store.h"
@@ -28,37 +31,44 @@ struct HandlerOptions {
 class RequestHandler {
  public:
   // `store` must outlive the handler. An empty `token` turns authentication off; otherwise every
-  // route but /api/health needs `Authorization: Bearer <token>`. `reader`, when given, is a second
-  // connection to the same database file (WAL lets it read while `store` writes) that answers the
-  // GET routes under a lock of its own: a slow read (a long series to downsample) then holds back
-  // neither ingest nor the other writes.
+  // route but /api/health needs the token, as `Authorization: Bearer <token>` or as the cookie
+  // nmt_tracker_token (which `GET /?token=<token>` sets, for the dashboard). `reader`, when given,
+  // is a second connection to the same database file (WAL lets it read while `store` writes) that
+  // answers the GET routes under a lock of its own: a slow read (a long series to downsample) then
+  // holds back neither ingest nor the other writes.
   RequestHandler(RunStore& store, std::string token, HandlerOptions options = {},
                  RunStore* reader = nullptr);
 
   // Safe to call from several threads: each store connection is used by one thread at a time
   // (SQLite has one writer anyway). Never throws: every failure becomes an error response
-  // (400/401/404/405/409/500); a 500 is logged with the request and its cause.
+  // (400/401/404/405/409/500); a 500 is logged with the request and its cause. Paths outside
+  // /api/ are the dashboard's files (tracker/dashboard/dashboard.h).
   Response handle(const Request& request);
 
   // What can be decided from the request line and headers alone (the body is empty here): the
-  // 401 answer when the bearer token is missing or wrong, else nothing. The server calls it
-  // before reading a body, so an unauthenticated client never has one buffered. Thread-safe.
+  // 401 answer when the token is missing or wrong (an HTML page for a dashboard path), else
+  // nothing. The server calls it before reading a body, so an unauthenticated client never has
+  // one buffered. Thread-safe.
   std::optional<Response> check_header(const Request& request) const;
 
  private:
   Response route(const Request& request);
-  Response route_run(const Request& request, const std::string& rest);
-  bool authorized(const std::string& authorization) const;
+  Response route_api(const Request& request, const api::RouteMatch& match);
+  Response page(const Request& request);
+  bool authorized(const Request& request) const;
+  bool token_matches(std::string_view candidate) const;
 
   Response health();
   Response create_run(const Request& request);
   Response list_runs(const Request& request);
   Response get_run(std::int64_t run_id);
+  Response set_deleted(std::int64_t run_id, bool deleted);
   Response set_status(std::int64_t run_id, const Request& request);
   Response ingest_metrics(std::int64_t run_id, const Request& request);
   Response metric_series(std::int64_t run_id, const Request& request);
   Response log_eval(std::int64_t run_id, const Request& request);
   Response log_artifact(std::int64_t run_id, const Request& request);
+  Response list_sweeps();
   Response sweep_table(const std::string& sweep);
 
   // Runs `work` on the store under the lock; parsing and JSON output stay outside it.
@@ -75,7 +85,9 @@ class RequestHandler {
     return work(*reader_);
   }
 
-  nlohmann::json parse_body(const Request& request) const;
+  // The request's body as a T (tracker/api/wire_json.h); 400 naming the field otherwise.
+  template <typename T>
+  T parse_body(const Request& request) const;
 
   RunStore& store_;
   RunStore* reader_;

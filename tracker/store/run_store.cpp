@@ -1,4 +1,5 @@
-// RunStore's write side (tracker/API.md; the reads are in run_queries.cpp and sweep_table.cpp).
+// RunStore's write side (tracker/API.md; the reads are in run_queries.cpp, metric_series.cpp and
+// sweep_runs.cpp).
 // Every write is one IMMEDIATE transaction (the write lock is taken up front, so a busy database
 // fails at BEGIN, not halfway), and values are always bound, never spliced into SQL.
 
@@ -7,32 +8,14 @@
 #include <SQLiteCpp/Transaction.h>
 #include <fmt/format.h>
 
-#include <algorithm>
-#include <cctype>
 #include <chrono>
 #include <cmath>
 
+#include "tracker/api/run_rules.h"
+#include "tracker/store/sql_rows.h"
+
 namespace nmt::tracker {
 namespace {
-
-using nlohmann::json;
-
-double now_seconds() {
-  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-}
-
-// A cached statement must be reset after every use, or it keeps its read snapshot open (and
-// blocks WAL checkpoints); tryReset because reset() rethrows the last step's error.
-class ResetOnExit {
- public:
-  explicit ResetOnExit(SQLite::Statement& statement) : statement_(statement) {}
-  ~ResetOnExit() { statement_.tryReset(); }
-  ResetOnExit(const ResetOnExit&) = delete;
-  ResetOnExit& operator=(const ResetOnExit&) = delete;
-
- private:
-  SQLite::Statement& statement_;
-};
 
 template <typename T>
 void bind_optional(SQLite::Statement& statement, int index, const std::optional<T>& value) {
@@ -52,22 +35,18 @@ void require_text(const std::string& value, const char* what) {
 void validate_spec(const RunSpec& spec) {
   require_text(spec.experiment, "experiment");
   require_text(spec.name, "run name");
-  if (spec.uid && !RunStore::is_valid_uid(*spec.uid)) {
-    throw std::invalid_argument(fmt::format("uid '{}' {}", *spec.uid, RunStore::kUidRule));
+  if (spec.uid && !api::is_valid_run_uid(*spec.uid)) {
+    throw std::invalid_argument(fmt::format("uid '{}' {}", *spec.uid, api::kRunUidRule));
   }
-  if (spec.attempt < 1) {
-    throw std::invalid_argument(fmt::format("attempt must be at least 1, not {}", spec.attempt));
+  if (spec.attempt.value_or(1) < 1) {
+    throw std::invalid_argument(fmt::format("attempt must be at least 1, not {}", *spec.attempt));
   }
-  if (!spec.params.is_object()) {
-    throw std::invalid_argument("params must be an object of flat key: value pairs");
-  }
-  for (const auto& [key, value] : spec.params.items()) {
+  for (const auto& [key, value] : spec.params) {
     if (key.empty()) {
       throw std::invalid_argument("params must not have an empty key");
     }
-    if (!value.is_number() && !value.is_string() && !value.is_boolean()) {
-      throw std::invalid_argument(
-          fmt::format("param '{}' must be a number, string or bool, not {}", key, value.dump()));
+    if (const double* number = std::get_if<double>(&value); number && !std::isfinite(*number)) {
+      throw std::invalid_argument(fmt::format("param '{}' must be finite", key));
     }
   }
 }
@@ -87,21 +66,16 @@ RunStore::RunStore(Database& db)
       upsert_param_(sql_,
                     "INSERT INTO params(run_id, key, value_text, value_num) VALUES (?, ?, ?, ?) "
                     "ON CONFLICT(run_id, key) DO UPDATE SET "
-                    "value_text = excluded.value_text, value_num = excluded.value_num") {}
-
-bool RunStore::is_valid_status(const std::string& status) {
-  return status == "running" || status == "finished" || status == "failed" || status == "killed" ||
-         status == "preempted";
-}
-
-bool RunStore::is_valid_uid(const std::string& uid) {
-  if (uid.size() < 8 || uid.size() > 64) {
-    return false;
-  }
-  return std::all_of(uid.begin(), uid.end(), [](char c) {
-    return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-';
-  });
-}
+                    "value_text = excluded.value_text, value_num = excluded.value_num"),
+      last_point_(sql_,
+                  "SELECT step, value, rank, wall_time FROM metrics WHERE run_id = ?1 AND key = ?2 "
+                  "AND step = (SELECT MAX(step) FROM metrics WHERE run_id = ?1 AND key = ?2) "
+                  "ORDER BY rank, rowid DESC LIMIT 1"),
+      last_point_of_rank_(sql_,
+                          "SELECT step, value, rank, wall_time FROM metrics WHERE run_id = ?1 "
+                          "AND key = ?2 AND rank = ?3 AND step = (SELECT MAX(step) FROM metrics "
+                          "WHERE run_id = ?1 AND key = ?2 AND rank = ?3) "
+                          "ORDER BY rowid DESC LIMIT 1") {}
 
 RunHandle RunStore::create_or_resume_run(const RunSpec& spec) {
   validate_spec(spec);
@@ -124,7 +98,7 @@ RunHandle RunStore::create_or_resume_run(const RunSpec& spec) {
             *spec.uid, stored.run_id, existing.getColumn(3).getString(), spec.name,
             spec.experiment));
       }
-      if (spec.attempt <= stored.attempt) {
+      if (spec.attempt.value_or(1) <= stored.attempt) {
         return stored;  // a replayed registration: the rollback leaves everything as it was
       }
       handle = resume_run(stored.run_id, spec);
@@ -181,10 +155,10 @@ RunHandle RunStore::resume_run(std::int64_t run_id, const RunSpec& spec) {
       "slurm_job_id = COALESCE(?, slurm_job_id), slurm_array_id = COALESCE(?, slurm_array_id), "
       "attempt = ?, status = 'running', ended_at = NULL WHERE id = ?");
   bind_run_fields(resume, 1, spec);
-  resume.bind(11, spec.attempt);
+  resume.bind(11, *spec.attempt);  // above the stored attempt, so given
   resume.bind(12, run_id);
   resume.exec();
-  return RunHandle{run_id, spec.attempt, true};
+  return RunHandle{run_id, *spec.attempt, true};
 }
 
 RunHandle RunStore::insert_run(std::int64_t experiment, const RunSpec& spec, double now) {
@@ -197,10 +171,10 @@ RunHandle RunStore::insert_run(std::int64_t experiment, const RunSpec& spec, dou
   insert.bind(11, experiment);
   insert.bind(12, spec.name);
   bind_optional(insert, 13, spec.uid);
-  insert.bind(14, spec.attempt);
+  insert.bind(14, spec.attempt.value_or(1));
   insert.bind(15, now);
   insert.exec();
-  return RunHandle{sql_.getLastInsertRowid(), spec.attempt, false};
+  return RunHandle{sql_.getLastInsertRowid(), spec.attempt.value_or(1), false};
 }
 
 void RunStore::insert_attempt(std::int64_t run_id, const RunSpec& spec, double now) {
@@ -209,7 +183,7 @@ void RunStore::insert_attempt(std::int64_t run_id, const RunSpec& spec, double n
                            "world_size, slurm_job_id, slurm_array_id) "
                            "VALUES (?, ?, ?, 'running', ?, ?, ?, ?)");
   insert.bind(1, run_id);
-  insert.bind(2, spec.attempt);
+  insert.bind(2, spec.attempt.value_or(1));
   insert.bind(3, now);
   bind_optional(insert, 4, spec.host);
   bind_optional(insert, 5, spec.world_size);
@@ -218,19 +192,18 @@ void RunStore::insert_attempt(std::int64_t run_id, const RunSpec& spec, double n
   insert.exec();
 }
 
-void RunStore::upsert_params(std::int64_t run_id, const json& params) {
+void RunStore::upsert_params(std::int64_t run_id, const api::Params& params) {
   ResetOnExit reset(upsert_param_);
-  for (const auto& [key, value] : params.items()) {
+  for (const auto& [key, value] : params) {
     upsert_param_.tryReset();
     upsert_param_.bind(1, run_id);
     upsert_param_.bind(2, key);
-    if (value.is_string()) {
-      upsert_param_.bind(3, value.get_ref<const std::string&>());
+    if (const auto* text = std::get_if<std::string>(&value)) {
+      upsert_param_.bind(3, *text);
       upsert_param_.bind(4);
     } else {
       upsert_param_.bind(3);
-      upsert_param_.bind(
-          4, value.is_boolean() ? (value.get<bool>() ? 1.0 : 0.0) : value.get<double>());
+      upsert_param_.bind(4, std::get<double>(value));
     }
     upsert_param_.exec();
   }
@@ -246,7 +219,7 @@ void RunStore::require_run(std::int64_t run_id) {
 
 void RunStore::set_status(std::int64_t run_id, const std::string& status,
                           std::optional<std::int64_t> attempt) {
-  if (!is_valid_status(status)) {
+  if (!api::is_valid_run_status(status)) {
     throw std::invalid_argument(fmt::format(
         "status '{}' is not one of running, finished, failed, killed, preempted", status));
   }
@@ -345,6 +318,21 @@ std::int64_t RunStore::log_eval(std::int64_t run_id, const EvalRecord& eval) {
   const std::int64_t id = sql_.getLastInsertRowid();
   transaction.commit();
   return id;
+}
+
+void RunStore::set_deleted(std::int64_t run_id, bool deleted) {
+  SQLite::Statement update(sql_, deleted ? "UPDATE runs SET deleted_at = COALESCE(deleted_at, ?) "
+                                           "WHERE id = ?"
+                                         : "UPDATE runs SET deleted_at = NULL WHERE id = ?");
+  if (deleted) {
+    update.bind(1, now_seconds());
+    update.bind(2, run_id);
+  } else {
+    update.bind(1, run_id);
+  }
+  if (update.exec() == 0) {
+    throw NotFound(fmt::format("unknown run {}", run_id));
+  }
 }
 
 std::int64_t RunStore::log_artifact(std::int64_t run_id, const ArtifactRecord& artifact) {

@@ -8,13 +8,13 @@
 #include <SQLiteCpp/Statement.h>
 
 #include <cstdint>
-#include <map>
-#include <nlohmann/json.hpp>
 #include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
+#include "tracker/api/run_query.h"
+#include "tracker/api/wire_types.h"
 #include "tracker/store/database.h"
 
 namespace nmt::tracker {
@@ -25,32 +25,6 @@ class NotFound : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-// What POST /api/runs carries. Optional fields left empty stay NULL (or, on resume, unchanged).
-// A run is found again only by its uid, never by its name (tracker/API.md, issue 16).
-struct RunSpec {
-  std::string experiment;                 // created on first use
-  std::string name;                       // a label: two runs may share it
-  std::optional<std::string> uid;         // the client's id of the run; see is_valid_uid
-  std::int64_t attempt = 1;               // > the stored attempt of `uid` resumes the run
-  std::optional<std::string> sweep;       // groups the rows of an ablation table
-  std::optional<std::string> row_label;   // e.g. "(A) h=1"
-  std::optional<std::int64_t> row_index;  // order of the row in its table
-  std::optional<std::string> config;      // the resolved YAML text
-  std::optional<std::string> config_hash;
-  std::optional<std::string> git_revision;
-  std::optional<std::string> host;
-  std::optional<std::int64_t> world_size;
-  std::optional<std::string> slurm_job_id;
-  std::optional<std::string> slurm_array_id;
-  nlohmann::json params = nlohmann::json::object();  // flat key -> number, string or bool
-};
-
-struct RunHandle {
-  std::int64_t run_id = 0;
-  std::int64_t attempt = 1;  // the run's current attempt
-  bool resumed = false;      // true only when this call started a new attempt of an existing run
-};
-
 // A uid given with an experiment or name other than its run's: most likely a run directory copied
 // with its uid file. Refused (409) rather than merged.
 class Conflict : public std::runtime_error {
@@ -58,42 +32,33 @@ class Conflict : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-struct MetricPoint {
-  std::string key;
-  std::int64_t step = 0;
-  double value = 0.0;
-  std::optional<double> time;  // seconds since the epoch; the ingest time when absent
-};
+// The store speaks the protocol's value types (tracker/api/wire_types.h) where a row is exactly
+// one of them: what a write carries, a run summary or detail, a metric series, a sweep summary.
+// The sweep table is the exception: the store gives its runs' rows (SweepRun), and which columns
+// the table shows is decided from them outside the store (tracker/server/sweep_layout.h).
+using RunSpec = api::RunRegistration;  // a run is found again only by its uid, never its name
+using RunHandle = api::RunCreated;
+using MetricPoint = api::MetricPoint;
+using IngestResult = api::IngestAnswer;
+using EvalRecord = api::EvalRecord;
+using ArtifactRecord = api::ArtifactRecord;
 
-struct IngestResult {
-  std::int64_t stored = 0;  // points written by this call
-  bool duplicate = false;   // the (run, rank, sequence) batch was already stored
-};
-
-struct EvalRecord {
-  std::string split;  // "valid", "test", ...
-  std::optional<std::int64_t> step;
-  std::optional<std::string> checkpoint;
-  std::optional<double> bleu;
-  std::optional<double> chrf;
+// The newest eval of one split (by id): the figures a sweep table shows.
+struct EvalFigures {
   std::optional<double> perplexity;
-  std::optional<std::string> signature;  // the sacreBLEU-style signature
+  std::optional<double> bleu;
 };
 
-struct ArtifactRecord {
-  std::string kind;  // "checkpoint", "averaged", ...
-  std::string path;
-  std::optional<std::int64_t> step;
-  std::optional<std::int64_t> averaged_from;  // number of checkpoints averaged
-};
-
-// All fields ANDed; params compare numerically when both sides parse as numbers, else as text.
-struct RunFilter {
-  std::optional<std::string> experiment;
-  std::optional<std::string> sweep;
-  std::optional<std::string> status;
-  std::optional<std::string> uid;
-  std::map<std::string, std::string> params;  // key -> value as written in the query
+// One run of a sweep, with everything a sweep table may show of it.
+struct SweepRun {
+  std::int64_t run_id = 0;
+  std::string name;
+  std::optional<std::string> row_label;
+  std::optional<std::int64_t> row_index;
+  std::string status;
+  api::Params params;
+  std::optional<EvalFigures> valid;  // newest eval with split "valid"
+  std::optional<EvalFigures> test;   // newest eval with split "test"
 };
 
 class RunStore {
@@ -108,48 +73,45 @@ class RunStore {
   // above the stored one: a replayed registration, answered with the run as it is, changing
   // nothing. Throws Conflict when the uid's run has another experiment or name.
   RunHandle create_or_resume_run(const RunSpec& spec);
-  // status: see is_valid_status; all but running set ended_at, running clears it. Applies to the
-  // run and its current attempt; with `attempt` (an older one) to that attempt's row only, so
-  // that a late report of a preempted attempt cannot end the attempt now running.
+  // status: see api::is_valid_run_status; all but running set ended_at, running clears it.
+  // Applies to the run and its current attempt; with `attempt` (an older one) to that attempt's
+  // row only, so that a late report of a preempted attempt cannot end the attempt now running.
   void set_status(std::int64_t run_id, const std::string& status,
                   std::optional<std::int64_t> attempt = std::nullopt);
   IngestResult ingest_metrics(std::int64_t run_id, std::int64_t rank, std::int64_t sequence,
                               const std::vector<MetricPoint>& points);
   std::int64_t log_eval(std::int64_t run_id, const EvalRecord& eval);
   std::int64_t log_artifact(std::int64_t run_id, const ArtifactRecord& artifact);
+  // Soft delete (sets deleted_at, kept when already set) or restore (clears it). NotFound for an
+  // unknown run.
+  void set_deleted(std::int64_t run_id, bool deleted);
 
-  // JSON shapes as in API.md: list_runs the array of run summaries; get_run, metric_series and
-  // sweep_table the full response bodies.
-  nlohmann::json list_runs(const RunFilter& filter);
-  nlohmann::json get_run(std::int64_t run_id);
-  // max_points: at most that many points, one per step bucket with mean value and min/max. The
-  // answer's "total_points" counts the stored points and "downsampled" says whether it bucketed.
-  nlohmann::json metric_series(std::int64_t run_id, const std::string& key,
-                               std::optional<std::int64_t> max_points,
-                               std::optional<std::int64_t> rank);
-  nlohmann::json sweep_table(const std::string& sweep);
-
-  // running, finished, failed, killed or preempted.
-  static bool is_valid_status(const std::string& status);
-  // 8 to 64 characters of [A-Za-z0-9_-] (kUidRule, the words of every error about it). The
-  // client library has its own copy of the rule, tracker::is_valid_run_uid: it does not link
-  // the store.
-  static bool is_valid_uid(const std::string& uid);
-  static constexpr const char* kUidRule =
-      "must be 8 to 64 characters of A-Z, a-z, 0-9, '_' and '-'";
+  // The runs `query` selects, ordered by its sort (runs without the value last), else by id.
+  std::vector<api::RunSummary> list_runs(const api::RunQuery& query);
+  api::RunDetail get_run(std::int64_t run_id);
+  // max_points: at most that many points, one per step bucket with mean value and min/max.
+  api::MetricSeries metric_series(std::int64_t run_id, const std::string& key,
+                                  std::optional<std::int64_t> max_points,
+                                  std::optional<std::int64_t> rank);
+  // Every sweep with runs that are not deleted, by name.
+  std::vector<api::SweepSummary> list_sweeps();
+  // The sweep's runs that are not deleted, by row_index, then id. NotFound when there are none.
+  std::vector<SweepRun> sweep_runs(const std::string& sweep);
 
  private:
   std::int64_t experiment_id(const std::string& name, double now);
   RunHandle insert_run(std::int64_t experiment, const RunSpec& spec, double now);
   RunHandle resume_run(std::int64_t run_id, const RunSpec& spec);
   void insert_attempt(std::int64_t run_id, const RunSpec& spec, double now);
-  void upsert_params(std::int64_t run_id, const nlohmann::json& params);
+  void upsert_params(std::int64_t run_id, const api::Params& params);
   void require_run(std::int64_t run_id);
-  nlohmann::json run_params(std::int64_t run_id);
-  // All rows of a SELECT whose one parameter is the run id.
-  nlohmann::json rows_of_run(const char* select, std::int64_t run_id);
-  nlohmann::json metric_keys(std::int64_t run_id);
-  nlohmann::json newest_evals(std::int64_t run_id);
+  api::Params run_params(std::int64_t run_id);
+  std::vector<std::string> metric_keys(std::int64_t run_id);
+  // The newest point of a series (highest step; on a tie the lowest rank, then the latest row).
+  std::optional<api::LastPoint> last_point(std::int64_t run_id, const std::string& key,
+                                           std::optional<std::int64_t> rank);
+  void add_columns(std::vector<api::RunSummary>& runs, const api::RunQuery& query);
+  std::optional<EvalFigures> newest_eval(std::int64_t run_id, const char* split);
 
   Database& db_;
   SQLite::Database& sql_;
@@ -158,6 +120,8 @@ class RunStore {
   SQLite::Statement insert_batch_;
   SQLite::Statement insert_metric_;
   SQLite::Statement upsert_param_;
+  SQLite::Statement last_point_;
+  SQLite::Statement last_point_of_rank_;
 };
 
 }  // namespace nmt::tracker

@@ -150,6 +150,14 @@ const std::vector<const char*>& migrations() {
                slurm_array_id
         FROM runs;
       )sql",
+      // 4: soft delete (DELETE /api/runs/{id} sets deleted_at, restore clears it), and lookups
+      // of runs by their exact name. The newest value per (run, key) that listings with
+      // metrics=... show needs no index of its own: metrics_series(run_id, key, step) answers
+      // MAX(step) and the next key of a run by seeks (run_queries.cpp).
+      R"sql(
+      ALTER TABLE runs ADD COLUMN deleted_at REAL;
+      CREATE INDEX runs_name ON runs(name);
+      )sql",
   };
   return kMigrations;
 }

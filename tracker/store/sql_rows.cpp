@@ -1,46 +1,31 @@
 #include "tracker/store/sql_rows.h"
 
-#include <cmath>
-#include <cstdint>
+#include <chrono>
 
 namespace nmt::tracker {
 
-using nlohmann::json;
-
-json number_json(double value) {
-  if (std::nearbyint(value) == value && std::fabs(value) < 9.0e15) {
-    return static_cast<std::int64_t>(value);
-  }
-  return value;
+std::optional<std::string> optional_text(const SQLite::Column& column) {
+  if (column.isNull()) return std::nullopt;
+  return column.getString();
 }
 
-json column_json(const SQLite::Column& column) {
-  if (column.isInteger()) {
-    return column.getInt64();
-  }
-  if (column.isFloat()) {
-    return column.getDouble();
-  }
-  if (column.isText()) {
-    return column.getString();
-  }
-  return nullptr;  // NULL; the schema stores no blobs
+std::optional<std::int64_t> optional_integer(const SQLite::Column& column) {
+  if (column.isNull()) return std::nullopt;
+  return column.getInt64();
 }
 
-json row_json(SQLite::Statement& statement) {
-  json row = json::object();
-  for (int i = 0; i < statement.getColumnCount(); ++i) {
-    row[statement.getColumnName(i)] = column_json(statement.getColumn(i));
-  }
-  return row;
+std::optional<double> optional_number(const SQLite::Column& column) {
+  if (column.isNull()) return std::nullopt;
+  return column.getDouble();
 }
 
-json all_rows(SQLite::Statement& statement) {
-  json rows = json::array();
-  while (statement.executeStep()) {
-    rows.push_back(row_json(statement));
-  }
-  return rows;
+api::ParamValue param_value(const SQLite::Column& text, const SQLite::Column& number) {
+  if (!number.isNull()) return number.getDouble();
+  return text.isNull() ? std::string() : text.getString();
+}
+
+double now_seconds() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
 
 }  // namespace nmt::tracker

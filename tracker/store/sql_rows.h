@@ -1,20 +1,38 @@
 #pragma once
-// SQLite result rows as JSON, the shape every tracker query answers in: columns keyed by the
-// names the SELECT gives them, integers as integers, NULL as null.
+// Typed reads of SQLite result columns for the store's queries: NULL as nullopt, params from
+// their (value_text, value_num) pair.
 
 #include <SQLiteCpp/Column.h>
 #include <SQLiteCpp/Statement.h>
 
-#include <nlohmann/json.hpp>
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "tracker/api/wire_types.h"
 
 namespace nmt::tracker {
 
-// Integral values as integers, so a stored 256.0 reads back as 256.
-nlohmann::json number_json(double value);
-nlohmann::json column_json(const SQLite::Column& column);
-// The statement's current row, an object keyed by column name.
-nlohmann::json row_json(SQLite::Statement& statement);
-// Steps the statement to the end: an array of row objects.
-nlohmann::json all_rows(SQLite::Statement& statement);
+std::optional<std::string> optional_text(const SQLite::Column& column);
+std::optional<std::int64_t> optional_integer(const SQLite::Column& column);
+std::optional<double> optional_number(const SQLite::Column& column);
+// A param stored as text (value_text) or as a number (value_num, NULL then in value_text).
+api::ParamValue param_value(const SQLite::Column& text, const SQLite::Column& number);
+
+// A cached statement must be reset after every use, or it keeps its read snapshot open (and
+// blocks WAL checkpoints); tryReset because reset() rethrows the last step's error.
+class ResetOnExit {
+ public:
+  explicit ResetOnExit(SQLite::Statement& statement) : statement_(statement) {}
+  ~ResetOnExit() { statement_.tryReset(); }
+  ResetOnExit(const ResetOnExit&) = delete;
+  ResetOnExit& operator=(const ResetOnExit&) = delete;
+
+ private:
+  SQLite::Statement& statement_;
+};
+
+// Seconds since the epoch, the time every row is stamped with.
+double now_seconds();
 
 }  // namespace nmt::tracker

@@ -3,20 +3,20 @@
 #include <spdlog/spdlog.h>
 #include <yaml-cpp/yaml.h>
 
-#include <cctype>
 #include <filesystem>
 #include <fstream>
 #include <optional>
 
 #include "common/sha256.h"
-#include "tracker/client/http_client.h"
+#include "tracker/client/tracker_reader.h"
 
 namespace nmt::train {
 namespace {
 
-nlohmann::json scalar_json(const YAML::Node& node) {
+// A config scalar as a param: numbers as numbers, bools as 1/0 (as the daemon stores them).
+tracker::api::ParamValue scalar_param(const YAML::Node& node) {
   const std::string text = node.Scalar();
-  if (text == "true" || text == "false") return text == "true";
+  if (text == "true" || text == "false") return text == "true" ? 1.0 : 0.0;
   try {
     std::size_t used = 0;
     const double number = std::stod(text, &used);
@@ -43,22 +43,24 @@ std::string tracker_url(const TrackerConfig& t) {
 
 }  // namespace
 
-nlohmann::json flatten_params(const RunConfig& config, std::int64_t parameter_count) {
-  nlohmann::json params = nlohmann::json::object();
+tracker::api::Params flatten_params(const RunConfig& config, std::int64_t parameter_count) {
+  tracker::api::Params params;
   const YAML::Node root = YAML::Load(to_yaml(config));
   for (const auto& section : root) {
     const std::string name = section.first.Scalar();
     if (name == "tracker") continue;
     for (const auto& entry : section.second) {
-      params[name + "." + entry.first.Scalar()] = scalar_json(entry.second);
+      params[name + "." + entry.first.Scalar()] = scalar_param(entry.second);
     }
   }
-  params["model.parameter_count"] = parameter_count;
-  // A sweep row's reference figures (the paper's), shown beside ours in the ablation table.
+  params["model.parameter_count"] = static_cast<double>(parameter_count);
+  // A sweep row's reference figures (the paper's, from the sweep spec's `reference`, which
+  // nmt-sweep passes as tracker.ref_*), shown beside ours in the ablation table as the
+  // `reference.*` columns (tracker/API.md).
   const auto& t = config.tracker;
-  if (t.ref_ppl > 0) params["ref.ppl"] = t.ref_ppl;
-  if (t.ref_bleu > 0) params["ref.bleu"] = t.ref_bleu;
-  if (t.ref_params > 0) params["ref.params"] = t.ref_params;
+  if (t.ref_ppl > 0) params["reference.ppl"] = t.ref_ppl;
+  if (t.ref_bleu > 0) params["reference.bleu"] = t.ref_bleu;
+  if (t.ref_params > 0) params["reference.params"] = t.ref_params;
   return params;
 }
 
@@ -75,19 +77,6 @@ tracker::ClientOptions client_options(const TrackerConfig& t, const std::string&
   return options;
 }
 
-// Percent-encodes everything but RFC 3986's unreserved characters.
-std::string query_escape(const std::string& text) {
-  std::string out;
-  for (const unsigned char c : text) {
-    if (std::isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~') {
-      out += static_cast<char>(c);
-    } else {
-      out += fmt::format("%{:02X}", c);
-    }
-  }
-  return out;
-}
-
 }  // namespace
 
 std::shared_ptr<tracker::TrackerClient> attach_tracker(const RunConfig& config,
@@ -101,18 +90,13 @@ std::shared_ptr<tracker::TrackerClient> attach_tracker(const RunConfig& config,
         run_dir, kRunIdentityFile));
   }
   const auto options = client_options(t, spool_dir, 0);
-  tracker::HttpClient http(tracker::parse_url(options.url), options.token,
-                           std::chrono::seconds(10));
-  const auto response = http.request("GET", "/api/runs?uid=" + query_escape(identity->uid));
-  if (response.status != 200) {
-    throw std::runtime_error(fmt::format("tracker {}: looking up run uid {} answered {}: {}",
-                                         options.url, identity->uid, response.status,
-                                         response.body));
-  }
+  tracker::TrackerReader reader({options.url, options.token}, std::chrono::seconds(10));
+  tracker::api::RunQuery query;
+  query.uid = identity->uid;
+  query.deleted = tracker::api::DeletedRuns::kAll;  // a deleted run is still this run
   std::optional<std::int64_t> id;
-  const auto listing = nlohmann::json::parse(response.body);  // outlives the loop below
-  for (const auto& run : listing.at("runs")) {
-    if (run.value("uid", std::string()) == identity->uid) id = run.at("run_id").get<std::int64_t>();
+  for (const auto& run : reader.list_runs(query)) {
+    if (run.uid == identity->uid) id = run.run_id;
   }
   if (!id) {
     throw std::runtime_error(fmt::format(
@@ -138,10 +122,11 @@ std::shared_ptr<tracker::TrackerClient> connect_tracker(const RunConfig& config,
   info.attempt = identity.attempt;
   info.name = !t.run_name.empty() ? t.run_name : std::filesystem::path(run_dir).filename().string();
   info.sweep = t.sweep;
-  info.row_label = t.row_label;
-  if (t.row_index >= 0) info.row_index = static_cast<int>(t.row_index);
-  info.config = to_yaml(config);
-  info.config_hash = sha256_hex(info.config);
+  info.row_label = t.row_label;  // the client leaves empty texts out
+  if (t.row_index >= 0) info.row_index = t.row_index;
+  const std::string yaml = to_yaml(config);
+  info.config = yaml;
+  info.config_hash = sha256_hex(yaml);
   info.git_revision = provenance.git_revision;
   info.host = provenance.host;
   info.world_size = provenance.world_size;

@@ -38,8 +38,9 @@ class TrackerMetricsSink : public MetricsSink {
 };
 
 // The config flattened to "section.key" params (the tracker section left out), plus
-// model.parameter_count.
-nlohmann::json flatten_params(const RunConfig& config, std::int64_t parameter_count);
+// model.parameter_count and a sweep row's reference figures as reference.ppl, reference.bleu and
+// reference.params.
+tracker::api::Params flatten_params(const RunConfig& config, std::int64_t parameter_count);
 
 // Creates the client and registers the run under `identity` (run_identity.h: a fresh run creates
 // a tracked run, a resumed one continues it as its next attempt); the run name defaults to the run

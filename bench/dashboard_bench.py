@@ -1,0 +1,238 @@
+#!/usr/bin/env python3
+"""What the dashboard's pages cost the daemon, at 100 runs x 10 metrics x 10,000 points.
+
+Starts a real nmt-trackerd on 127.0.0.1 with a fresh database, ingests the runs through the HTTP
+API in batches (untimed), then times the requests each page makes, as the page makes them:
+  - the runs page: GET /api/runs?params=*&metrics=*;
+  - a run page: GET /api/runs/{id} and its 10 series at max_points=1000 (6 at a time, like a
+    browser's connections to one host);
+  - a compare page of 5 runs: their 5 runs and 50 series.
+Each figure is the median of --repeats, beside the 1 s budget (ratio) and, for the series, beside
+the same series fetched whole (10,000 points each: what downsampling saves). With Chromium,
+chromium-driver and python3-selenium present, also the run page and the compare page in a
+headless browser: from navigation until the charts are drawn (the page's performance.now()).
+Prints figures; asserts nothing about time.
+
+  bench/dashboard_bench.py --trackerd build/apps/nmt-trackerd [--runs 100] [--metrics 10]
+                           [--points 10000] [--repeats 5] [--no-browser]
+"""
+
+import argparse
+import concurrent.futures
+import http.client
+import json
+import os
+import shutil
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+BUDGET_S = 1.0
+BROWSER_CONNECTIONS = 6  # what Chromium opens to one host over HTTP/1.1
+KEYS = ["train/loss", "train/lr", "train/tokens_per_s", "train/rank0/tokens_per_s",
+        "train/rank1/tokens_per_s", "train/grad_norm", "train/batch_tokens", "valid/loss",
+        "valid/ppl", "valid/bleu"]
+
+
+class Client:
+    """Keep-alive HTTP connections to the daemon, one per thread."""
+
+    def __init__(self, port):
+        self.port = port
+        self.local = threading.local()
+
+    def request(self, method, path, body=None):
+        headers = {"Content-Type": "application/json"} if body is not None else {}
+        for attempt in range(2):
+            if attempt == 1 or not hasattr(self.local, "connection"):
+                self.local.connection = http.client.HTTPConnection("127.0.0.1", self.port,
+                                                                   timeout=600)
+            try:
+                self.local.connection.request(method, path, body=body, headers=headers)
+                answer = self.local.connection.getresponse()
+                break
+            except (http.client.RemoteDisconnected, BrokenPipeError, ConnectionResetError):
+                # The daemon closes a connection idle past its --idle-timeout: open another.
+                # (A repeated metrics batch is stored once: same run, rank and sequence.)
+                self.local.connection.close()
+                if attempt == 1:
+                    raise
+        data = answer.read()
+        if answer.status != 200:
+            raise RuntimeError(f"{method} {path} answered {answer.status}: {data[:300]!r}")
+        return data
+
+    def json(self, method, path, body=None):
+        payload = None if body is None else json.dumps(body).encode()
+        return json.loads(self.request(method, path, payload))
+
+
+def start_daemon(trackerd, folder):
+    port_file = folder / "port"
+    process = subprocess.Popen([trackerd, "--db", str(folder / "tracker.db"), "--port", "0",
+                                "--port-file", str(port_file), "--log-level", "warn"])
+    deadline = time.monotonic() + 60
+    while not port_file.exists() or not port_file.read_text().strip():
+        if process.poll() is not None or time.monotonic() > deadline:
+            raise RuntimeError("nmt-trackerd did not start")
+        time.sleep(0.05)
+    return process, int(port_file.read_text())
+
+
+def ingest(client, args):
+    """100 runs with params and 10 series each; one 10,000-point batch per series."""
+    t0 = time.time()
+    bodies = []
+    for sequence, key in enumerate(KEYS[:args.metrics], start=1):
+        points = [{"key": key, "step": 10 * (i + 1), "value": 5.0 / (1 + i / 500.0) + (i % 7) * 0.01,
+                   "time": t0 + i * 0.5} for i in range(args.points)]
+        rank = 1 if "rank1" in key else 0
+        bodies.append(json.dumps({"rank": rank, "sequence": sequence, "points": points}).encode())
+    run_ids = []
+    for i in range(args.runs):
+        run_ids.append(client.json("POST", "/api/runs", {
+            "experiment": f"exp{i % 4}", "name": f"run-{i:03d}", "sweep": f"sweep{i % 5}",
+            "row_label": f"R{i}", "row_index": i, "world_size": 2,
+            "params": {"model.heads": [1, 4, 8, 16][i % 4], "model.d_model": 512,
+                       "train.lr_scale": 0.5 + (i % 3) * 0.5, "model.dropout": 0.1,
+                       "reference.ppl": 4.9}})["run_id"])
+    jobs = [(run_id, body) for run_id in run_ids for body in bodies]
+    start = time.monotonic()
+    with concurrent.futures.ThreadPoolExecutor(4) as pool:
+        list(pool.map(lambda job: client.request("POST", f"/api/runs/{job[0]}/metrics", job[1]),
+                      jobs))
+    seconds = time.monotonic() - start
+    for i, run_id in enumerate(run_ids):
+        if i % 10 != 0:  # a tenth of them still running, as the page sees while training
+            client.json("PUT", f"/api/runs/{run_id}/status", {"status": "finished"})
+    total = len(jobs) * args.points
+    print(f"ingested {total:,} points ({args.runs} runs x {args.metrics} metrics x "
+          f"{args.points:,}) in {seconds:.1f} s, {total / seconds:,.0f} points/s (untimed setup)")
+    return run_ids
+
+
+def timed(repeats, action):
+    """Median seconds of `repeats` calls of action()."""
+    samples = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        action()
+        samples.append(time.perf_counter() - start)
+    return statistics.median(samples)
+
+
+def fetch_all(client, paths):
+    with concurrent.futures.ThreadPoolExecutor(BROWSER_CONNECTIONS) as pool:
+        return [len(body) for body in pool.map(lambda p: client.request("GET", p), paths)]
+
+
+def series_paths(run_ids, args, max_points):
+    suffix = f"&max_points={max_points}" if max_points else ""
+    return [f"/api/runs/{run_id}/metrics?key={key}{suffix}"
+            for run_id in run_ids for key in KEYS[:args.metrics]]
+
+
+def report(label, seconds, baseline=None, baseline_label=""):
+    line = f"  {label:<58} {seconds * 1000:8.1f} ms  {seconds / BUDGET_S:5.2f} of the 1 s budget"
+    if baseline is not None:
+        line += f"  ({baseline * 1000:.1f} ms {baseline_label}: {baseline / seconds:.1f}x)"
+    print(line)
+
+
+def time_requests(client, run_ids, args):
+    runs_path = "/api/runs?params=*&metrics=*"
+    size = len(client.request("GET", runs_path))
+    print(f"\nrequests, median of {args.repeats} (answer sizes from the first call):")
+    report(f"runs page: GET {runs_path} ({size / 1e3:.0f} kB)",
+           timed(args.repeats, lambda: client.request("GET", runs_path)))
+    one = run_ids[len(run_ids) // 2]
+    report("run page: GET /api/runs/{id}",
+           timed(args.repeats, lambda: client.request("GET", f"/api/runs/{one}")))
+    for label, ids in (("run page", [one]), ("compare page, 5 runs", run_ids[:5])):
+        paths = series_paths(ids, args, 1000)
+        whole = series_paths(ids, args, None)
+        down = timed(args.repeats, lambda: fetch_all(client, paths))
+        full = timed(args.repeats, lambda: fetch_all(client, whole))
+        report(f"{label}: {len(paths)} series at max_points=1000", down, full,
+               f"for the whole {args.points:,}-point series")
+    compare = run_ids[:5]
+    detail = [f"/api/runs/{run_id}" for run_id in compare]
+    report("compare page, 5 runs: runs and series together",
+           timed(args.repeats, lambda: fetch_all(client, detail + series_paths(compare, args, 1000))))
+
+
+def time_browser(port, run_ids, args, folder):
+    try:
+        from selenium import webdriver
+        from selenium.webdriver.chrome.service import Service
+        from selenium.webdriver.support.ui import WebDriverWait
+    except ImportError:
+        print("\nbrowser: skipped (python3-selenium is not installed)")
+        return
+    chromium, driver_path = shutil.which("chromium"), shutil.which("chromedriver")
+    if not chromium or not driver_path:
+        print("\nbrowser: skipped (chromium or chromedriver is missing)")
+        return
+    options = webdriver.ChromeOptions()
+    options.binary_location = chromium
+    for flag in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu",
+                 "--window-size=1400,1000", f"--user-data-dir={folder / 'chromium'}"):
+        options.add_argument(flag)
+    driver = webdriver.Chrome(service=Service(executable_path=driver_path), options=options)
+    print(f"\nheadless Chromium, from navigation to charts drawn, median of {args.repeats}:")
+    try:
+        one = run_ids[len(run_ids) // 2]
+        pages = (("runs page", "#/runs"), ("run page (10 charts)", f"#/run/{one}"),
+                 ("compare page, 5 runs (10 charts x 5 series)",
+                  "#/compare/" + ",".join(map(str, run_ids[:5]))))
+        for label, route in pages:
+            totals, renders = [], []
+            for _ in range(args.repeats):
+                driver.get("about:blank")
+                driver.get(f"http://127.0.0.1:{port}/{route}")
+                WebDriverWait(driver, 120).until(
+                    lambda d: d.execute_script("return window.nmtLoaded") == route)
+                total, render = driver.execute_script(
+                    "return [performance.now(), window.nmtRenderMs];")
+                totals.append(total / 1000.0)
+                renders.append(render / 1000.0)
+            report(f"{label}", statistics.median(totals))
+            print(f"  {'':<58} of which fetching and drawing: "
+                  f"{statistics.median(renders) * 1000:.1f} ms")
+    finally:
+        driver.quit()
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--trackerd", required=True, help="the nmt-trackerd executable")
+    parser.add_argument("--runs", type=int, default=100)
+    parser.add_argument("--metrics", type=int, default=10, choices=range(1, len(KEYS) + 1))
+    parser.add_argument("--points", type=int, default=10000)
+    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--no-browser", action="store_true", help="skip the Chromium timing")
+    args = parser.parse_args()
+    if args.runs < 5 or args.points < 1 or args.repeats < 1:
+        parser.error("--runs must be at least 5 (the compare page), --points and --repeats 1")
+    with tempfile.TemporaryDirectory(prefix="nmt-dashboard-bench-") as tmp:
+        folder = Path(tmp)
+        process, port = start_daemon(os.path.abspath(args.trackerd), folder)
+        try:
+            client = Client(port)
+            run_ids = ingest(client, args)
+            time_requests(client, run_ids, args)
+            if not args.no_browser:
+                time_browser(port, run_ids, args, folder)
+        finally:
+            process.send_signal(signal.SIGTERM)
+            process.wait()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,180 @@
+#include "tracker/client/tracker_reader.h"
+
+#include <fmt/format.h>
+
+#include <fstream>
+#include <iterator>
+#include <nlohmann/json.hpp>
+
+#include "tracker/api/routes.h"
+#include "tracker/api/wire_json.h"
+#include "tracker/client/http_client.h"
+
+namespace nmt::tracker {
+namespace {
+
+using nlohmann::json;
+
+// The file's text without surrounding blanks, or nullopt when it cannot be read.
+std::optional<std::string> read_trimmed(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return std::nullopt;
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const auto begin = text.find_first_not_of(" \t\r\n");
+  const auto end = text.find_last_not_of(" \t\r\n");
+  return begin == std::string::npos ? "" : text.substr(begin, end - begin + 1);
+}
+
+std::string run_arg(std::int64_t run_id) {
+  return std::to_string(run_id);
+}
+
+}  // namespace
+
+DaemonAddress find_daemon(const DaemonFlags& flags, const GetEnv& getenv) {
+  DaemonAddress address;
+  const char* env_url = getenv("NMT_TRACKER_URL");
+  if (!flags.url.empty()) {
+    address.url = flags.url;
+  } else if (!flags.port_file.empty()) {
+    // nmt-trackerd writes the port it listens on once it is ready, and removes it on exit.
+    const auto port = read_trimmed(flags.port_file);
+    if (!port) {
+      throw TrackerUnreachable(
+          fmt::format("no port file {}: is nmt-trackerd running?", flags.port_file));
+    }
+    address.url = "http://127.0.0.1:" + *port;
+  } else if (env_url != nullptr && *env_url != '\0') {
+    address.url = env_url;
+  } else {
+    throw std::invalid_argument(
+        "say where nmt-trackerd is: --url http://HOST:PORT, --port-file FILE, or the environment "
+        "variable NMT_TRACKER_URL");
+  }
+  const char* env_token_file = getenv("NMT_TRACKER_TOKEN_FILE");
+  std::string token_file = flags.token_file;
+  const char* source = "--token-file";
+  if (token_file.empty() && env_token_file != nullptr) {
+    token_file = env_token_file;
+    source = "NMT_TRACKER_TOKEN_FILE";
+  }
+  if (!token_file.empty()) {
+    const auto token = read_trimmed(token_file);
+    if (!token) {
+      throw std::runtime_error(
+          fmt::format("cannot read the token file {} ({})", token_file, source));
+    }
+    address.token = *token;
+  }
+  return address;
+}
+
+TrackerReader::TrackerReader(DaemonAddress address, std::chrono::milliseconds timeout)
+    : url_(parse_url(address.url).to_string()),
+      http_(std::make_unique<HttpClient>(parse_url(address.url), address.token, timeout)) {}
+
+TrackerReader::~TrackerReader() = default;
+
+template <class T>
+T TrackerReader::call(const std::string& method, const std::string& target,
+                      const std::string& body) {
+  HttpResponse response;
+  try {
+    response = http_->request(method, target, body);
+  } catch (const HttpError& e) {
+    throw TrackerUnreachable(
+        fmt::format("cannot reach nmt-trackerd at {}: {} (is it running?)", url_, e.what()));
+  }
+  const json answer = json::parse(response.body, nullptr, /*allow_exceptions=*/false);
+  if (response.status != 200) {
+    std::string message = response.body.substr(0, 300);
+    std::optional<std::string> field;
+    if (answer.is_object()) {
+      try {
+        auto error = api::parse<api::ErrorAnswer>(answer);
+        message = error.error;
+        field = std::move(error.field);
+      } catch (const api::FieldError&) {
+        // Not the daemon's error shape (a proxy's page?): the raw text says more.
+      }
+    }
+    throw TrackerError(fmt::format("nmt-trackerd at {}: {} {}: {} {}", url_, method, target,
+                                   response.status, message),
+                       response.status, std::move(field));
+  }
+  if (answer.is_discarded()) {
+    throw TrackerError(
+        fmt::format("nmt-trackerd at {}: {} {}: the answer is not JSON", url_, method, target),
+        response.status, std::nullopt);
+  }
+  try {
+    return api::parse<T>(answer);
+  } catch (const api::FieldError& e) {
+    throw TrackerError(fmt::format("nmt-trackerd at {}: {} {}: malformed answer: {}", url_, method,
+                                   target, e.what()),
+                       response.status, e.field());
+  }
+}
+
+api::Health TrackerReader::health() {
+  return call<api::Health>("GET", api::route_path(api::RouteId::kHealth));
+}
+
+std::vector<api::RunSummary> TrackerReader::list_runs(const api::RunQuery& query) {
+  const std::string target =
+      api::route_path(api::RouteId::kListRuns) + api::query_string(api::to_query(query));
+  return call<api::RunList>("GET", target).runs;
+}
+
+api::RunDetail TrackerReader::get_run(std::int64_t run_id) {
+  return call<api::RunDetail>("GET", api::route_path(api::RouteId::kGetRun, {run_arg(run_id)}));
+}
+
+std::vector<api::RunSummary> TrackerReader::find_runs_by_name(const std::string& name) {
+  api::RunQuery query;
+  query.name = name;
+  return list_runs(query);
+}
+
+api::MetricSeries TrackerReader::metric_series(std::int64_t run_id, const std::string& key,
+                                               std::optional<std::int64_t> max_points,
+                                               std::optional<std::int64_t> rank) {
+  std::vector<std::pair<std::string, std::string>> query = {{"key", key}};
+  if (max_points) query.emplace_back("max_points", std::to_string(*max_points));
+  if (rank) query.emplace_back("rank", std::to_string(*rank));
+  const std::string target =
+      api::route_path(api::RouteId::kMetricSeries, {run_arg(run_id)}) + api::query_string(query);
+  return call<api::MetricSeries>("GET", target);
+}
+
+std::vector<api::SweepSummary> TrackerReader::sweeps() {
+  return call<api::SweepList>("GET", api::route_path(api::RouteId::kListSweeps)).sweeps;
+}
+
+api::SweepTable TrackerReader::sweep_table(const std::string& sweep) {
+  return call<api::SweepTable>("GET", api::route_path(api::RouteId::kSweepTable, {sweep}));
+}
+
+api::StatusAnswer TrackerReader::set_status(std::int64_t run_id, const std::string& status) {
+  const api::RouteId id = api::RouteId::kSetStatus;
+  return call<api::StatusAnswer>(api::route(id).method, api::route_path(id, {run_arg(run_id)}),
+                                 api::wire_text(api::StatusUpdate{status, std::nullopt}));
+}
+
+api::DeleteAnswer TrackerReader::delete_run(std::int64_t run_id) {
+  const api::RouteId id = api::RouteId::kDeleteRun;
+  return call<api::DeleteAnswer>(api::route(id).method, api::route_path(id, {run_arg(run_id)}));
+}
+
+api::DeleteAnswer TrackerReader::restore_run(std::int64_t run_id) {
+  const api::RouteId id = api::RouteId::kRestoreRun;
+  return call<api::DeleteAnswer>(api::route(id).method, api::route_path(id, {run_arg(run_id)}));
+}
+
+api::EvalCreated TrackerReader::log_eval(std::int64_t run_id, const api::EvalRecord& record) {
+  const api::RouteId id = api::RouteId::kLogEval;
+  return call<api::EvalCreated>(api::route(id).method, api::route_path(id, {run_arg(run_id)}),
+                                api::wire_text(record));
+}
+
+}  // namespace nmt::tracker
