@@ -3,13 +3,19 @@
 // the split's detokenized targets. With --record, the scores go to the tracked run of the training
 // run directory (its run.json: --run-dir, by default the folder above the checkpoint's
 // checkpoints/ folder), at the daemon of the checkpoint's config, as nmt-sweep does for each row.
+// With --analyze DIR, the translations also go through nmt-analyze's error analysis
+// (eval/error_analysis.h) into DIR, recorded with --record as an artifact of kind "analysis".
 
 #include <filesystem>
 #include <iostream>
 
 #include "common/cli.h"
+#include "eval/analysis_report.h"
+#include "eval/bleu.h"
+#include "eval/error_analysis.h"
 #include "preprocess/shard_format.h"
 #include "trainer/checkpoint/checkpoint.h"
+#include "trainer/decode/translator.h"
 #include "trainer/runtime/blas_backend.h"
 #include "trainer/runtime/device.h"
 #include "trainer/runtime/precision.h"
@@ -21,6 +27,7 @@ namespace {
 struct Options {
   std::string checkpoint, data_dir, split = "valid", device = "cpu", tracker_port_file, run_dir;
   std::string precision = "auto";
+  std::string analyze_dir;  // --analyze: the error-analysis report's folder; empty: none
   nmt::train::BleuSettings bleu;
   int threads = 0;
   bool record = false, json = false;
@@ -38,6 +45,46 @@ std::string run_dir_of(const Options& o) {
   const bool beside_train = !fs::exists(folder / nmt::train::kRunIdentityFile) &&
                             fs::exists(folder / "train" / nmt::train::kRunIdentityFile);
   return (beside_train ? folder / "train" : folder).string();
+}
+
+// The split's sources and references and the model's translations, detokenized, decoded as
+// split_bleu decodes them (same options), but kept for the error analysis.
+nmt::eval::analysis::AnalysisInput translate_split(nmt::model::Transformer& model,
+                                                   const nmt::preprocess::ShardDataset& data,
+                                                   const nmt::preprocess::Vocabulary& vocab,
+                                                   c10::Device device,
+                                                   const nmt::train::BleuSettings& settings) {
+  auto t = nmt::train::split_translations(model, data, vocab, device, settings);
+  nmt::eval::analysis::AnalysisInput input;
+  input.sources = std::move(t.sources);
+  input.references = std::move(t.references);
+  input.systems.emplace_back().hypotheses = std::move(t.hypotheses);
+  return input;
+}
+
+// Corpus BLEU of the split (as split_bleu computes it) and, with --analyze, the report's page.
+std::pair<double, std::string> bleu_and_analysis(const Options& o, const std::string& data_dir,
+                                                 nmt::model::Transformer& model,
+                                                 const nmt::preprocess::ShardDataset& data,
+                                                 const nmt::preprocess::Vocabulary& vocab,
+                                                 c10::Device device,
+                                                 const nmt::train::BleuSettings& settings) {
+  if (o.analyze_dir.empty()) {
+    return {nmt::train::split_bleu(model, data, vocab, device, settings), ""};
+  }
+  namespace analysis = nmt::eval::analysis;
+  auto input = translate_split(model, data, vocab, device, settings);
+  input.source_file = fmt::format("{}, split {}, sources", data_dir, o.split);
+  input.reference_file = fmt::format("{}, split {}, targets", data_dir, o.split);
+  input.systems[0].name = std::filesystem::path(o.checkpoint).filename().string();
+  input.systems[0].file = o.checkpoint;
+  const double bleu =
+      nmt::eval::corpus_bleu(input.systems[0].hypotheses, {input.references}, {}).score.score;
+  const analysis::AnalysisOptions options;
+  const auto files =
+      analysis::write_report(o.analyze_dir, analysis::analyze(input, options), input, options);
+  spdlog::info("error analysis in {}", files.markdown);
+  return {bleu, std::filesystem::absolute(files.markdown).string()};
 }
 
 int evaluate(const Options& o) {
@@ -65,7 +112,8 @@ int evaluate(const Options& o) {
       nmt::preprocess::Vocabulary::load(config.data.dir + "/" + nmt::preprocess::kVocabularyFile);
   auto bleu_settings = o.bleu;
   bleu_settings.precision = precision.precision;
-  const double bleu = nmt::train::split_bleu(model, data, vocab, device, bleu_settings);
+  const auto [bleu, report] =
+      bleu_and_analysis(o, config.data.dir, model, data, vocab, device, bleu_settings);
   std::int64_t parameters = 0;
   for (const auto& p : model->parameters()) parameters += p.numel();
 
@@ -84,6 +132,7 @@ int evaluate(const Options& o) {
     eval.perplexity = score.ppl;
     eval.signature = "nmt-evaluate|beam:" + std::to_string(o.bleu.beam);
     tracker->log_eval(eval);
+    if (!report.empty()) tracker->log_artifact({"analysis", report, state.step, std::nullopt});
     if (!tracker->flush(std::chrono::seconds(30)))
       throw std::runtime_error("tracker: the evaluation was not acknowledged within 30 s");
     spdlog::info("recorded in run {} (of {})", tracker->run_id().value_or(-1), run_dir);
@@ -137,6 +186,9 @@ int main(int argc, char** argv) {
                  "default: the checkpoint's run directory)");
   app.add_option("--tracker-port-file", o.tracker_port_file,
                  "The nmt-trackerd port file (overrides the checkpoint's tracker.port_file)");
+  app.add_option("--analyze", o.analyze_dir,
+                 "Also write nmt-analyze's error analysis of the translations into this folder "
+                 "(with --record: recorded as an artifact of kind \"analysis\")");
   app.add_flag("--json", o.json, "Print one JSON object");
   nmt::add_logging_flags(app, log);
   return nmt::run_tool(app, log, argc, argv, [&] {

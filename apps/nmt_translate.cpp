@@ -1,16 +1,22 @@
 // nmt-translate: beam search (or greedy) decoding of raw text or of a shard split with a trained
-// or averaged checkpoint; detokenized output, one line per input line, in input order. A source
-// longer than the model's source positions is truncated (default) or, with --long-inputs split,
-// translated in pieces whose translations share its output line.
+// or averaged checkpoint; detokenized output, one line per input line, in input order. Text is
+// read as it arrives (common/line_reader.h): on an interactive stream each line is translated and
+// printed once it is complete, on a file in windows of --batch-window lines. A blank line gives an
+// empty line. A source longer than the model's source positions is truncated (default) or, with
+// --long-inputs split, translated in pieces whose translations share its output line. The
+// checkpoint carries its SentencePiece model, so it translates from any folder.
 
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
-#include <sstream>
+
+#include <fcntl.h>
+#include <unistd.h>
 
 #include "common/atomic_file.h"
 #include "common/cli.h"
+#include "common/line_reader.h"
 #include "preprocess/shard_format.h"
 #include "trainer/checkpoint/checkpoint.h"
 #include "trainer/decode/attention_svg.h"
@@ -29,50 +35,63 @@ struct Options {
   std::string long_inputs = "truncate";
   std::vector<std::int64_t> attention_lines;
   int threads = 0;
+  std::size_t batch_window = 1000;  // lines read ahead when more input is waiting
+  std::string strategy = "beam";
+  bool greedy = false;
   nmt::decode::TranslateOptions translate;
 };
 
-std::vector<std::string> read_lines(const std::string& path) {
-  std::ifstream file;
-  if (!path.empty() && path != "-") {
-    file.open(path);
-    if (!file) throw std::runtime_error(path + ": cannot open the input");
+// The vocabulary to translate with: --spm-model, else the one the checkpoint carries, else the
+// spm.model of the data folder (checkpoints written before they carried it). Checked against the
+// hash the checkpoint records and the model's vocabulary size.
+nmt::preprocess::Vocabulary load_vocabulary(const Options& o, const nmt::RunConfig& config,
+                                            const nmt::checkpoint::TrainingState& state) {
+  std::string name;
+  auto vocab = [&] {
+    if (!o.spm_model.empty()) {
+      name = o.spm_model;
+      return nmt::preprocess::Vocabulary::load(o.spm_model);
+    }
+    if (!state.vocab_model.empty()) {
+      name = o.checkpoint + " (its SentencePiece model)";
+      return nmt::preprocess::Vocabulary::from_serialized(state.vocab_model, name);
+    }
+    const std::string dir = o.data_dir.empty() ? config.data.dir : o.data_dir;
+    name = (fs::path(dir) / nmt::preprocess::kVocabularyFile).string();
+    if (dir.empty() || !fs::exists(name)) {
+      throw std::runtime_error(fmt::format(
+          "{} carries no SentencePiece model (written before checkpoints did) and its data.dir "
+          "'{}' has none: pass --spm-model",
+          o.checkpoint, dir));
+    }
+    return nmt::preprocess::Vocabulary::load(name);
+  }();
+  nmt::checkpoint::check_vocabulary(o.checkpoint, state, vocab.sha256(), name);
+  if (vocab.size() != config.model.vocab_size) {
+    throw std::runtime_error(fmt::format("{} has {} pieces but {} was trained with {}", name,
+                                         vocab.size(), o.checkpoint, config.model.vocab_size));
   }
-  std::istream& in = path.empty() || path == "-" ? std::cin : file;
-  std::vector<std::string> lines;
-  for (std::string line; std::getline(in, line);) {
-    if (!line.empty() && line.back() == '\r') line.pop_back();
-    lines.push_back(line);
-  }
-  return lines;
+  return vocab;
 }
 
-std::string find_spm_model(const Options& o, const nmt::RunConfig& config) {
-  if (!o.spm_model.empty()) return o.spm_model;
-  const std::string dir = o.data_dir.empty() ? config.data.dir : o.data_dir;
-  const std::string guess = (fs::path(dir) / nmt::preprocess::kVocabularyFile).string();
-  if (dir.empty() || !fs::exists(guess)) {
-    throw std::runtime_error(
-        "no SentencePiece model: pass --spm-model (the checkpoint's data.dir '" + dir +
-        "' has none)");
-  }
-  return guess;
-}
-
-std::vector<std::vector<std::int64_t>> split_sources(const Options& o,
+// The source side of a shard split of --data, else of the checkpoint's own data folder.
+std::vector<std::vector<std::int64_t>> split_sources(const Options& o, const nmt::RunConfig& config,
                                                      const std::string& vocab_sha) {
+  const std::string& dir = o.data_dir.empty() ? config.data.dir : o.data_dir;
   nmt::preprocess::DatasetOptions same_vocab;
   same_vocab.expect_vocab_sha256 = vocab_sha;
-  const auto data = nmt::preprocess::ShardDataset::open(o.data_dir, o.split, same_vocab);
+  const auto data = nmt::preprocess::ShardDataset::open(dir, o.split, same_vocab);
   std::vector<std::vector<std::int64_t>> sources;
   for (const auto& pair : data) sources.emplace_back(pair.src.begin(), pair.src.end());
   return sources;
 }
 
+// Heatmaps of the --attention-lines that fall in this window of lines [first_line, first_line +
+// sources.size()).
 void write_alignments(nmt::decode::Translator& t, const nmt::preprocess::Vocabulary& vocab,
-                      const Options& o, const std::vector<std::vector<std::int64_t>>& sources,
+                      const Options& o, std::int64_t first_line,
+                      const std::vector<std::vector<std::int64_t>>& sources,
                       const std::vector<nmt::decode::Translation>& results) {
-  fs::create_directories(o.attention_dir);
   const auto pieces = [&](const std::vector<std::int64_t>& ids) {
     std::vector<std::string> out;
     for (auto id : ids) out.push_back(vocab.piece(static_cast<std::int32_t>(id)));
@@ -80,21 +99,21 @@ void write_alignments(nmt::decode::Translator& t, const nmt::preprocess::Vocabul
     return out;
   };
   for (const auto line : o.attention_lines) {
-    if (line < 1 || line > static_cast<std::int64_t>(sources.size())) {
-      throw std::invalid_argument(
-          fmt::format("--attention-lines {}: the input has {} lines", line, sources.size()));
-    }
-    const auto i = static_cast<std::size_t>(line - 1);
-    if (results[i].pieces > 1) {
-      spdlog::warn("--attention-lines {}: the line was split into {} pieces; no heatmap", line,
-                   results[i].pieces);
+    if (line < first_line || line >= first_line + static_cast<std::int64_t>(sources.size())) {
       continue;
     }
-    if (results[i].nbest.empty()) continue;
+    const auto i = static_cast<std::size_t>(line - first_line);
+    if (results[i].pieces != 1) {
+      spdlog::warn("--attention-lines {}: the line was {}; no heatmap", line,
+                   results[i].pieces == 0 ? "empty"
+                                          : fmt::format("split into {} pieces", results[i].pieces));
+      continue;
+    }
     auto source = sources[i];
     source.resize(std::min(source.size(), t.source_limit()));  // as it was translated
     const auto& output = results[i].nbest.front().tokens;
     const auto weights = t.alignment(source, output);
+    fs::create_directories(o.attention_dir);
     const std::string path =
         (fs::path(o.attention_dir) / fmt::format("line-{}.svg", line)).string();
     nmt::write_file_atomically(
@@ -104,6 +123,64 @@ void write_alignments(nmt::decode::Translator& t, const nmt::preprocess::Vocabul
     spdlog::info("wrote {}", path);
   }
 }
+
+// The translations of one window as output lines: the best one per line, or with --nbest > 1
+// "i ||| text ||| score" lines (i counting input lines from 0).
+std::string output_text(const std::vector<nmt::decode::Translation>& results,
+                        std::int64_t first_index, bool nbest) {
+  std::string text;
+  for (std::size_t i = 0; i < results.size(); ++i) {
+    const auto& r = results[i];
+    if (r.nbest.empty() && !nbest) text += "\n";  // one line out per line in, whatever happened
+    for (std::size_t k = 0; k < r.nbest.size(); ++k) {
+      text +=
+          nbest ? fmt::format("{} ||| {} ||| {:.4f}\n", first_index + static_cast<std::int64_t>(i),
+                              r.texts[k], r.nbest[k].score)
+                : r.texts[k] + "\n";
+    }
+  }
+  return text;
+}
+
+// Where translations go: stdout a window at a time, flushed (a reader sees each as soon as it is
+// translated), or a file written whole at the end (a temporary name, checked writes, fsync,
+// rename: a full disk is an error naming it, and no half-written translation keeps its name).
+class Output {
+ public:
+  explicit Output(std::string path) : path_(std::move(path)) {}
+  void write(const std::string& text) {
+    if (!path_.empty()) {
+      pending_ += text;
+      return;
+    }
+    std::cout << text << std::flush;
+    if (!std::cout) throw std::runtime_error("cannot write the translations to stdout");
+  }
+  void finish() {
+    if (!path_.empty()) nmt::write_file_atomically(path_, pending_);
+  }
+
+ private:
+  std::string path_;
+  std::string pending_;
+};
+
+// Opens --input (or stdin for none or "-"); the descriptor is closed with the returned guard.
+struct InputFile {
+  explicit InputFile(const std::string& path) {
+    if (path.empty() || path == "-") return;
+    fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) throw std::runtime_error(path + ": cannot open the input");
+    name = path;
+  }
+  ~InputFile() {
+    if (fd != STDIN_FILENO) ::close(fd);
+  }
+  InputFile(const InputFile&) = delete;
+  InputFile& operator=(const InputFile&) = delete;
+  int fd = STDIN_FILENO;
+  std::string name = "<stdin>";
+};
 
 int run(const Options& o) {
   nmt::runtime::check_blas_backend();
@@ -116,27 +193,36 @@ int run(const Options& o) {
   const auto config = nmt::checkpoint::read_checkpoint_config(o.checkpoint);
   nmt::model::Transformer model(config.model);
   const auto state = nmt::checkpoint::load_checkpoint(o.checkpoint, *model, nullptr, config);
-  const std::string spm_model = find_spm_model(o, config);
-  const auto vocab = nmt::preprocess::Vocabulary::load(spm_model);
-  nmt::checkpoint::check_vocabulary(o.checkpoint, state, vocab.sha256(), spm_model);
-  if (vocab.size() != config.model.vocab_size) {
-    throw std::runtime_error(
-        fmt::format("the SentencePiece model has {} pieces but {} was trained with {}",
-                    vocab.size(), o.checkpoint, config.model.vocab_size));
-  }
+  const auto vocab = load_vocabulary(o, config, state);
   auto translate_options = o.translate;
   translate_options.precision = precision.precision;
   nmt::decode::Translator translator(model, vocab, device, translate_options);
-  std::vector<std::vector<std::int64_t>> sources;
+  const bool nbest = o.translate.decode.nbest > 1;
+  Output output(o.output);
+  std::int64_t lines = 0;  // translated so far
+  const auto translate_window = [&](const std::vector<std::vector<std::int64_t>>& sources) {
+    const auto results = translator.translate_sources(sources, lines + 1);
+    output.write(output_text(results, lines, nbest));
+    if (!o.attention_dir.empty())
+      write_alignments(translator, vocab, o, lines + 1, sources, results);
+    lines += static_cast<std::int64_t>(sources.size());
+  };
   if (!o.split.empty()) {
-    sources = split_sources(o, vocab.sha256());
+    translate_window(split_sources(o, config, vocab.sha256()));
   } else {
-    for (const auto& line : read_lines(o.input)) {
-      sources.push_back(
-          translator.encode_line(line, static_cast<std::int64_t>(sources.size()) + 1));
+    InputFile input(o.input);
+    nmt::LineReader reader(input.fd, input.name);
+    for (auto batch = reader.next_batch(o.batch_window); !batch.empty();
+         batch = reader.next_batch(o.batch_window)) {
+      std::vector<std::vector<std::int64_t>> sources;
+      for (const auto& line : batch) {
+        sources.push_back(
+            translator.encode_line(line, lines + static_cast<std::int64_t>(sources.size()) + 1));
+      }
+      translate_window(sources);
     }
   }
-  const auto results = translator.translate_sources(sources);
+  output.finish();
   if (translator.truncated() > 0) {
     spdlog::warn("{} input line(s) truncated to the model's {} source positions",
                  translator.truncated(), config.model.max_positions);
@@ -145,29 +231,58 @@ int run(const Options& o) {
     spdlog::info("{} input line(s) split into pieces that fit the model's {} source positions",
                  translator.split(), config.model.max_positions);
   }
-  // A file gets the whole output at once (a temporary name, checked writes, fsync, rename): a
-  // full disk is an error naming it, and no half-written translation stays under its name.
-  std::ostringstream text;
-  for (std::size_t i = 0; i < results.size(); ++i) {
-    const auto& r = results[i];
-    for (std::size_t k = 0; k < r.nbest.size(); ++k) {
-      if (o.translate.beam.nbest > 1) {
-        text << i << " ||| " << r.texts[k] << " ||| " << fmt::format("{:.4f}", r.nbest[k].score)
-             << "\n";
-      } else {
-        text << r.texts[k] << "\n";
-      }
+  for (const auto line : o.attention_lines) {
+    if (line < 1 || line > lines) {
+      throw std::invalid_argument(
+          fmt::format("--attention-lines {}: the input has {} lines", line, lines));
     }
-    if (r.nbest.empty()) text << "\n";
   }
-  if (o.output.empty()) {
-    std::cout << text.str() << std::flush;
-    if (!std::cout) throw std::runtime_error("cannot write the translations to stdout");
-  } else {
-    nmt::write_file_atomically(o.output, text.str());
-  }
-  if (!o.attention_dir.empty()) write_alignments(translator, vocab, o, sources, results);
   return 0;
+}
+
+// The decoding strategy and its options (trainer/decode/decode_options.h, docs/decoding.md).
+void add_decoding_flags(CLI::App& app, Options& o) {
+  auto& d = o.translate.decode;
+  app.add_option("--strategy", o.strategy,
+                 "beam (the paper's), greedy, sample or diverse-beam (docs/decoding.md)")
+      ->capture_default_str()
+      ->check(nmt::parsed_by(
+          [](const std::string& v) { return nmt::decode::kStrategies.parse(v, "--strategy"); }));
+  app.add_flag("--greedy", o.greedy, "Greedy decoding (--strategy greedy)");
+  app.add_option("--beam", d.beam.beam_size, "Beam size (beam, diverse-beam)")
+      ->capture_default_str();
+  app.add_option("--alpha", d.beam.length_penalty,
+                 "Length penalty alpha: scores are log P / ((5 + |Y|) / 6)^alpha")
+      ->capture_default_str();
+  app.add_option("--max-len-offset", d.beam.max_length_offset, "Output length <= input + this")
+      ->capture_default_str();
+  app.add_option("--nbest", d.nbest, "Hypotheses per sentence ('i ||| text ||| score')")
+      ->capture_default_str();
+  app.add_option("--temperature", d.sampling.temperature,
+                 "sample: divides the logits (< 1 sharper, > 1 more varied)")
+      ->capture_default_str();
+  app.add_option("--top-k", d.sampling.top_k, "sample: only the k most probable tokens (0: all)")
+      ->capture_default_str();
+  app.add_option("--top-p", d.sampling.top_p,
+                 "sample: only the smallest set of tokens whose probability reaches p (nucleus)")
+      ->capture_default_str();
+  app.add_option("--seed", d.sampling.seed, "sample: the seed; the same seed, the same samples")
+      ->capture_default_str();
+  app.add_option("--num-samples", d.sampling.num_samples,
+                 "sample: samples drawn per sentence, ranked by score (--nbest of them printed)")
+      ->capture_default_str();
+  app.add_option("--groups", d.diverse.groups,
+                 "diverse-beam: groups the beam is split into (must divide --beam)")
+      ->capture_default_str();
+  app.add_option("--diversity-penalty", d.diverse.diversity_penalty,
+                 "diverse-beam: penalty per earlier group's choice of the same token")
+      ->capture_default_str();
+  app.add_option("--repetition-penalty", d.repetition.penalty,
+                 "Discourage tokens already output (1: off; e.g. 1.2), any strategy")
+      ->capture_default_str();
+  app.add_option("--no-repeat-ngram-size", d.repetition.no_repeat_ngram_size,
+                 "Never output an n-gram of this size twice (0: off), any strategy")
+      ->capture_default_str();
 }
 
 }  // namespace
@@ -181,21 +296,18 @@ int main(int argc, char** argv) {
   app.add_option("--checkpoint", o.checkpoint, "Checkpoint (trained or nmt-average output)")
       ->required();
   app.add_option("--spm-model", o.spm_model,
-                 "SentencePiece model (default: spm.model of the data dir)");
+                 "SentencePiece model (default: the one the checkpoint carries)");
   app.add_option("--input", o.input, "Input text, one sentence a line (default: stdin)");
   app.add_option("--output", o.output, "Output file (default: stdout)");
-  app.add_option("--data", o.data_dir, "Shard directory (with --split, or to find spm.model)");
+  app.add_option("--data", o.data_dir,
+                 "Shard directory for --split (default: the checkpoint's data.dir)");
   app.add_option("--split", o.split, "Translate this split's source side instead of text");
-  app.add_option("--beam", o.translate.beam.beam_size, "Beam size")->capture_default_str();
-  app.add_option("--alpha", o.translate.beam.length_penalty, "Length penalty alpha")
-      ->capture_default_str();
-  app.add_option("--max-len-offset", o.translate.beam.max_length_offset,
-                 "Output length <= input + this")
-      ->capture_default_str();
-  app.add_option("--nbest", o.translate.beam.nbest,
-                 "Hypotheses per sentence ('i ||| text ||| score')")
-      ->capture_default_str();
-  app.add_flag("--greedy", o.translate.greedy, "Greedy decoding instead of beam search");
+  app.add_option("--batch-window", o.batch_window,
+                 "Lines read ahead and translated together when more input is waiting (files); "
+                 "an interactive stream is translated line by line as it arrives")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  add_decoding_flags(app, o);
   app.add_option("--batch-tokens", o.translate.batch_tokens, "Padded source tokens per batch")
       ->capture_default_str();
   app.add_option("--device", o.device, "cpu, cuda, cuda:N or auto")
@@ -215,9 +327,20 @@ int main(int argc, char** argv) {
       ->delimiter(',');
   nmt::add_logging_flags(app, log);
   return nmt::run_tool(app, log, argc, argv, [&] {
-    if (!o.split.empty() && o.data_dir.empty()) throw nmt::UsageError("--split needs --data");
+    if (!o.split.empty() && !o.input.empty()) {
+      throw nmt::UsageError("--split and --input: translate either a shard split or text");
+    }
     try {
       o.translate.long_inputs = nmt::decode::kLongInputs.parse(o.long_inputs, "--long-inputs");
+      auto& d = o.translate.decode;
+      d.strategy = nmt::decode::kStrategies.parse(o.strategy, "--strategy");
+      if (o.greedy) {
+        if (d.strategy != nmt::decode::Strategy::kBeam) {
+          throw std::invalid_argument("--greedy and --strategy " + o.strategy + ": choose one");
+        }
+        d.strategy = nmt::decode::Strategy::kGreedy;
+      }
+      d.validate();
     } catch (const std::invalid_argument& e) {
       throw nmt::UsageError(e.what());
     }

@@ -85,7 +85,7 @@ int main(int argc, char** argv) {
       sources.push_back(translator.encode_line(line));
     }
     const Run cached = translate(translator, sources);
-    options.beam.use_cache = false;
+    options.decode.beam.use_cache = false;
     nmt::decode::Translator uncached_translator(model, vocab, device, options);
     const Run uncached = translate(uncached_translator, sources);
     const double n = static_cast<double>(sources.size());
@@ -107,7 +107,7 @@ int main(int argc, char** argv) {
       };
       const nlohmann::json out = {{"device", device.str()},
                                   {"precision", nmt::runtime::precision_name(precision)},
-                                  {"beam", options.beam.beam_size},
+                                  {"beam", options.decode.beam.beam_size},
                                   {"sentences", sources.size()},
                                   {"kv_cache", figures(cached)},
                                   {"recompute", figures(uncached)},

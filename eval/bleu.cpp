@@ -8,7 +8,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
-#include <set>
+#include <iterator>
 #include <stdexcept>
 #include <unordered_map>
 
@@ -72,9 +72,11 @@ double default_smooth_value(const std::string& method) {
 }  // namespace
 
 void BleuOptions::validate() const {
-  if (tokenize != "13a" && tokenize != "none") {
+  if (std::find(std::begin(kBleuTokenizers), std::end(kBleuTokenizers), tokenize) ==
+      std::end(kBleuTokenizers)) {
     throw std::invalid_argument("BLEU tokenizer '" + tokenize +
-                                "' is not supported: use 13a or none");
+                                "' is not supported: use 13a, none, intl, char or zh (nmt-bleu has "
+                                "no MeCab or SentencePiece tokenizers)");
   }
   if (smooth != "exp" && smooth != "none" && smooth != "floor" && smooth != "add-k") {
     throw std::invalid_argument("BLEU smoothing '" + smooth +
@@ -156,6 +158,7 @@ BleuScore bleu_from_stats(const BleuStats& stats, const BleuOptions& options) {
   }
   const double value = options.smooth_value.value_or(default_smooth_value(options.smooth));
   double smooth_mteval = 1.0;
+  int eff_order = kBleuMaxOrder;
   for (int n = 0; n < kBleuMaxOrder; ++n) {
     double correct = static_cast<double>(stats.correct[n]);
     double total = static_cast<double>(stats.total[n]);
@@ -165,6 +168,7 @@ BleuScore bleu_from_stats(const BleuStats& stats, const BleuOptions& options) {
     }
     // No n-grams of this order at all: the remaining precisions stay 0, so the score is 0.
     if (total == 0.0) break;
+    if (options.effective_order) eff_order = n + 1;
     if (correct == 0.0) {
       if (options.smooth == "exp") {
         smooth_mteval *= 2.0;  // NIST geometric smoothing: 1/2, 1/4, ... of a match
@@ -177,9 +181,18 @@ BleuScore bleu_from_stats(const BleuStats& stats, const BleuOptions& options) {
     }
   }
   double log_sum = 0.0;
-  for (const double p : out.precisions) log_sum += floored_log(p);
-  out.score = out.bp * std::exp(log_sum / kBleuMaxOrder);
+  for (int n = 0; n < eff_order; ++n) log_sum += floored_log(out.precisions[n]);
+  out.score = out.bp * std::exp(log_sum / eff_order);
   return out;
+}
+
+BleuScore sentence_bleu(std::string_view hypothesis,
+                        const std::vector<std::string_view>& references,
+                        const BleuOptions& options) {
+  BleuOptions sentence = options;
+  sentence.effective_order = true;
+  sentence.validate();
+  return bleu_from_stats(bleu_segment_stats(hypothesis, references, sentence), sentence);
 }
 
 BleuResult corpus_bleu(const std::vector<std::string>& hypotheses,
@@ -201,14 +214,22 @@ BleuResult corpus_bleu(const std::vector<std::string>& hypotheses,
   return result;
 }
 
-std::string bleu_signature(const BleuOptions& options, const std::string& nrefs) {
+Signature bleu_signature_fields(const BleuOptions& options, const std::string& nrefs) {
   std::string smooth = options.smooth;
   if (options.smooth == "floor" || options.smooth == "add-k") {
     smooth += fmt::format("[{:.2f}]", options.smooth_value.value_or(default_smooth_value(smooth)));
   }
-  return fmt::format("nrefs:{}|case:{}|eff:no|tok:{}|smooth:{}|version:{}", nrefs,
-                     options.lowercase ? "lc" : "mixed", options.tokenize, smooth,
-                     kSacreBleuVersion);
+  Signature sig;
+  sig.nrefs = nrefs;
+  sig.fields = {{"case", "c", options.lowercase ? "lc" : "mixed"},
+                {"eff", "e", options.effective_order ? "yes" : "no"},
+                {"tok", "tok", options.tokenize},
+                {"smooth", "s", smooth}};
+  return sig;
+}
+
+std::string bleu_signature(const BleuOptions& options, const std::string& nrefs) {
+  return bleu_signature_fields(options, nrefs).format();
 }
 
 SegmentReferences gather_references(const std::vector<std::vector<std::string>>& reference_streams,
@@ -224,18 +245,10 @@ SegmentReferences gather_references(const std::vector<std::vector<std::string>>&
   }
   SegmentReferences out;
   out.segments.resize(num_hypotheses);
-  std::set<std::size_t> counts;
   for (std::size_t i = 0; i < num_hypotheses; ++i) {
-    for (const auto& stream : reference_streams) {
-      if (!stream[i].empty()) out.segments[i].push_back(stream[i]);
-    }
-    if (out.segments[i].empty()) {
-      throw std::invalid_argument(fmt::format(
-          "line {}: every reference is empty (sacreBLEU rejects such segments too)", i + 1));
-    }
-    counts.insert(out.segments[i].size());
+    for (const auto& stream : reference_streams) out.segments[i].push_back(stream[i]);
   }
-  out.nrefs = counts.size() == 1 ? std::to_string(*counts.begin()) : "var";
+  out.nrefs = std::to_string(reference_streams.size());
   return out;
 }
 

@@ -1,12 +1,14 @@
 #pragma once
-// Corpus BLEU (Papineni et al. 2002) exactly as sacreBLEU 2.x computes it (metrics/bleu.py,
-// metrics/base.py, metrics/helpers.py): 13a or no tokenization, n-grams up to 4 clipped against
-// the per-n-gram maximum over references, brevity penalty against the closest reference length
-// (ties: the shorter), smoothing 'exp' by default, statistics summed over segments before the
-// score is computed. Also the corpus conventions both metrics share: empty references are
-// dropped per segment (a segment left with none is an error), "nrefs" becomes "var" when the
-// count varies, how its command line splits files into lines, the signature string and the text
-// line sacreBLEU prints.
+// Corpus and sentence BLEU (Papineni et al. 2002) exactly as sacreBLEU 2.x computes them
+// (metrics/bleu.py, metrics/base.py, metrics/helpers.py): its 13a, none, intl, char and zh
+// tokenizers, n-grams up to 4 clipped against the per-n-gram maximum over references, brevity
+// penalty against the closest reference length (ties: the shorter), smoothing 'exp' by default,
+// statistics summed over segments before the score is computed, and "effective order" (orders
+// without any hypothesis n-gram left out of the mean) for sentence BLEU. Also the corpus
+// conventions all metrics share: an empty reference line is a reference with no words, as in
+// sacreBLEU 2.x (its _cache_references drops only missing, None, references, which a file never
+// yields; a segment whose references are all empty is scored, not refused), how its command line
+// splits files into lines, and the text line sacreBLEU prints.
 
 #include <array>
 #include <cstdint>
@@ -15,20 +17,19 @@
 #include <string_view>
 #include <vector>
 
-namespace nmt::eval {
+#include "eval/signature.h"
 
-// The sacreBLEU release whose signatures and algorithms are mirrored. Its BLEU/chrF code is the
-// same from 2.0 to 2.4; only the version field of the signature would differ.
-inline constexpr const char* kSacreBleuVersion = "2.4.0";
+namespace nmt::eval {
 
 inline constexpr int kBleuMaxOrder = 4;
 
 struct BleuOptions {
   bool lowercase = false;              // -lc: Python str.lower() before tokenizing
-  std::string tokenize = "13a";        // -tok: 13a or none
+  std::string tokenize = "13a";        // -tok: 13a, none, intl, char or zh
   std::string smooth = "exp";          // -s: exp, none, floor or add-k
   std::optional<double> smooth_value;  // -sv: floor defaults to 0.1, add-k to 1
   bool force = false;                  // --force: do not count lines ending in " ." (warning)
+  bool effective_order = false;  // leave out orders without hypothesis n-grams (sentence BLEU)
 
   // Throws std::invalid_argument for an unknown tokenizer or smoothing method.
   void validate() const;
@@ -58,8 +59,8 @@ struct BleuScore {
 
 struct BleuResult {
   BleuScore score;
-  BleuStats stats;             // summed over the corpus
-  std::string signature;       // e.g. nrefs:1|case:mixed|eff:no|tok:13a|smooth:exp|version:2.4.0
+  BleuStats stats;        // summed over the corpus
+  std::string signature;  // nrefs:1|case:mixed|eff:no|tok:13a|smooth:exp|version:nmt-bleu-2.4.0
   int tokenized_period_lines;  // hypotheses ending in " ." (sacreBLEU warns at 100)
 };
 
@@ -71,30 +72,40 @@ BleuStats bleu_segment_stats(std::string_view hypothesis,
                              const std::vector<std::string_view>& references,
                              const BleuOptions& options);
 
-// sacreBLEU's compute_bleu on summed statistics (effective order off, as in corpus mode).
+// sacreBLEU's compute_bleu on summed statistics; effective order as options.effective_order says
+// (off for corpus BLEU, as in sacreBLEU's corpus mode).
 BleuScore bleu_from_stats(const BleuStats& stats, const BleuOptions& options);
 
+// sacreBLEU's BLEU(effective_order=True).sentence_score(hypothesis, references), i.e. what
+// `sacrebleu -sl` prints per line: effective order is switched on whatever `options` says. Raw
+// inputs; empty references count as references with no words.
+BleuScore sentence_bleu(std::string_view hypothesis,
+                        const std::vector<std::string_view>& references,
+                        const BleuOptions& options);
+
 // Corpus BLEU of `hypotheses` against one or more reference streams, each as long as
-// `hypotheses`. Throws std::invalid_argument on a length mismatch or a segment with no
-// non-empty reference.
+// `hypotheses`. Throws std::invalid_argument on a length mismatch or no hypotheses.
 BleuResult corpus_bleu(const std::vector<std::string>& hypotheses,
                        const std::vector<std::vector<std::string>>& reference_streams,
                        const BleuOptions& options);
 
-// "smooth" field: exp, none, floor[0.10], add-k[1.00].
+// "smooth" field: exp, none, floor[0.10], add-k[1.00]; "eff" from options.effective_order.
+Signature bleu_signature_fields(const BleuOptions& options, const std::string& nrefs);
 std::string bleu_signature(const BleuOptions& options, const std::string& nrefs);
 
 // ---- Shared by BLEU and chrF -----------------------------------------------------------------
 
-// The references of every segment with empty ones dropped, and the "nrefs" signature value.
+// The references of every segment, and the "nrefs" signature value.
 struct SegmentReferences {
   std::vector<std::vector<std::string_view>> segments;
-  std::string nrefs;  // the per-segment count, or "var" when it varies
+  std::string nrefs;  // the number of streams (sacreBLEU's "var" needs missing references)
 };
 
-// Checks that every stream has `num_hypotheses` lines (std::invalid_argument naming the stream
-// index and both counts otherwise) and drops empty references, as sacreBLEU's reference cache
-// does; a segment whose references are all empty is an error naming its 1-based line.
+// Checks that there are hypotheses and that every stream has `num_hypotheses` lines
+// (std::invalid_argument naming the stream index and both counts otherwise). Empty lines stay
+// references (of no words), as in sacreBLEU 2.x: they still count in nrefs, a segment whose
+// references are all empty is scored (BLEU: no matches, reference length 0; chrF: 0; TER: one
+// edit per hypothesis word, 0 for an empty hypothesis).
 SegmentReferences gather_references(const std::vector<std::vector<std::string>>& reference_streams,
                                     std::size_t num_hypotheses);
 

@@ -196,11 +196,19 @@ std::string chrf_name(const ChrfOptions& options) {
                      std::string(static_cast<std::size_t>(options.word_order), '+'));
 }
 
+Signature chrf_signature_fields(const ChrfOptions& options, const std::string& nrefs) {
+  Signature sig;
+  sig.nrefs = nrefs;
+  sig.fields = {{"case", "c", options.lowercase ? "lc" : "mixed"},
+                {"eff", "e", options.eps_smoothing ? "no" : "yes"},
+                {"nc", "nc", std::to_string(options.char_order)},
+                {"nw", "nw", std::to_string(options.word_order)},
+                {"space", "s", options.whitespace ? "yes" : "no"}};
+  return sig;
+}
+
 std::string chrf_signature(const ChrfOptions& options, const std::string& nrefs) {
-  return fmt::format("nrefs:{}|case:{}|eff:{}|nc:{}|nw:{}|space:{}|version:{}", nrefs,
-                     options.lowercase ? "lc" : "mixed", options.eps_smoothing ? "no" : "yes",
-                     options.char_order, options.word_order, options.whitespace ? "yes" : "no",
-                     kSacreBleuVersion);
+  return chrf_signature_fields(options, nrefs).format();
 }
 
 }  // namespace nmt::eval

@@ -10,6 +10,8 @@
 #include <string_view>
 #include <vector>
 
+#include "eval/signature.h"
+
 namespace nmt::eval {
 
 struct ChrfOptions {
@@ -31,7 +33,7 @@ using ChrfStats = std::vector<std::int64_t>;
 struct ChrfResult {
   double score = 0.0;     // 0..100
   std::string name;       // chrF2, chrF2++...
-  std::string signature;  // e.g. nrefs:1|case:mixed|eff:yes|nc:6|nw:0|space:no|version:2.4.0
+  std::string signature;  // nrefs:1|case:mixed|eff:yes|nc:6|nw:0|space:no|version:nmt-bleu-2.4.0
   ChrfStats stats;        // summed over the corpus
 };
 
@@ -48,12 +50,13 @@ ChrfStats chrf_segment_stats(std::string_view hypothesis,
 // The score of (summed) statistics.
 double chrf_from_stats(const ChrfStats& stats, const ChrfOptions& options);
 
-// Corpus chrF; throws std::invalid_argument on mismatched lengths or an all-empty segment.
+// Corpus chrF; throws std::invalid_argument on mismatched lengths or no hypotheses.
 ChrfResult corpus_chrf(const std::vector<std::string>& hypotheses,
                        const std::vector<std::vector<std::string>>& reference_streams,
                        const ChrfOptions& options);
 
 std::string chrf_name(const ChrfOptions& options);  // "chrF" + beta + one '+' per word order
+Signature chrf_signature_fields(const ChrfOptions& options, const std::string& nrefs);
 std::string chrf_signature(const ChrfOptions& options, const std::string& nrefs);
 
 }  // namespace nmt::eval

@@ -6,6 +6,8 @@
 #include "eval/tokenizer_13a.h"
 
 #include "common/utf8.h"
+#include "eval/tokenizer_char_zh.h"
+#include "eval/tokenizer_intl.h"
 
 #include <algorithm>
 #include <array>
@@ -346,7 +348,11 @@ std::string tokenize_13a(std::string_view line) {
     text = replace_all(text, "&lt;", "<");
     text = replace_all(text, "&gt;", ">");
   }
-  text = pad_symbols(" " + text + " ");
+  return tokenize_regexp(" " + text + " ");
+}
+
+std::string tokenize_regexp(std::string_view line) {
+  std::string text = pad_symbols(line);
   // ([^0-9])([\.,]) -> "\1 \2 "
   text = pair_pass(
       text, [](char a, char b) { return !is_digit(a) && is_period_or_comma(b); }, "", " ", " ");
@@ -366,8 +372,11 @@ std::string tokenize_none(std::string_view line) {
 std::string tokenize(std::string_view line, std::string_view tokenizer) {
   if (tokenizer == "13a") return tokenize_13a(line);
   if (tokenizer == "none") return tokenize_none(line);
-  throw std::invalid_argument("unknown tokenizer '" + std::string(tokenizer) +
-                              "': expected 13a or none");
+  if (tokenizer == "intl") return tokenize_intl(line);
+  if (tokenizer == "char") return tokenize_char(line);
+  if (tokenizer == "zh") return tokenize_zh(line);
+  throw std::invalid_argument("tokenizer '" + std::string(tokenizer) +
+                              "' is not available: use 13a, none, intl, char or zh");
 }
 
 }  // namespace nmt::eval

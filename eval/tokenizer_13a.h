@@ -49,10 +49,19 @@ std::string python_lower(std::string_view utf8);
 // '-' split after an ASCII digit; finally whitespace (Python's) collapsed to single spaces.
 std::string tokenize_13a(std::string_view line);
 
+// TokenizerRegexp alone, the part 13a and zh share: the four regex passes and the whitespace
+// collapse, without 13a's unescaping and without the spaces 13a puts around the line first (so
+// "5." at the very end of a zh line keeps its period, as in sacreBLEU).
+std::string tokenize_regexp(std::string_view line);
+
 // sacreBLEU's "none": the line unchanged (n-grams then split on whitespace).
 std::string tokenize_none(std::string_view line);
 
-// Dispatch by sacreBLEU's tokenizer name ("13a" or "none"); std::invalid_argument otherwise.
+// The BLEU tokenizers nmt-bleu has, in sacreBLEU's names: 13a, none, intl, char, zh.
+inline constexpr const char* kBleuTokenizers[] = {"13a", "none", "intl", "char", "zh"};
+
+// Dispatch by sacreBLEU's tokenizer name (kBleuTokenizers); std::invalid_argument otherwise (the
+// MeCab and SentencePiece tokenizers, ja-mecab ko-mecab spm flores101 flores200, are not built in).
 std::string tokenize(std::string_view line, std::string_view tokenizer);
 
 }  // namespace nmt::eval

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The main job: the whole pipeline on Multi30k English->German, on this machine.
 #   set-up and build (when needed) -> tracker daemon -> preprocess -> train -> average the last
-#   checkpoints -> beam-decode test_2016_flickr -> BLEU and chrF -> recorded in the tracker.
+#   checkpoints -> beam-decode test_2016_flickr -> BLEU and chrF -> recorded in the tracker ->
+#   error analysis (nmt-analyze), recorded as the run's "analysis" artifact.
 # Environment (all optional):
 #   NMT_DATA_DIR          Multi30k directory (default ../shared/data/multi30k beside the checkout)
 #   NMT_WORK_DIR          data, runs and the tracker database (default runs/ in the checkout)
@@ -42,9 +43,9 @@ start_time=$(date +%s)
 stage() { printf '\n== %s  (%s elapsed)\n' "$*" "$(date -u -d @$(( $(date +%s) - start_time )) +%M:%S)"; }
 fail() { echo "quickstart: FAILED at $*" >&2; exit 1; }
 
-stage "1/8 set-up"
+stage "1/9 set-up"
 "$root/jobs/setup.sh" || fail "set-up"
-stage "2/8 build (LibTorch line $line)"
+stage "2/9 build (LibTorch line $line)"
 "$root/jobs/build.sh" --libtorch "$line" || fail "build"
 bin=${NMT_BUILD_DIR:-$root/$(libtorch_build_dir "$line")}/apps
 for split in train val test_2016_flickr; do
@@ -54,7 +55,7 @@ for split in train val test_2016_flickr; do
 done
 mkdir -p "$run_dir"
 
-stage "3/8 tracker"
+stage "3/9 tracker"
 if [[ -n "${NMT_TRACKER_PORT_FILE:-}" ]]; then
   port_file=$NMT_TRACKER_PORT_FILE
   echo "using the tracker of $port_file"
@@ -73,7 +74,7 @@ tracker_port=$(cat "$port_file")
 tracker_url=http://127.0.0.1:$tracker_port
 tracker=("$bin/nmt-tracker" --port-file "$port_file")
 
-stage "4/8 preprocess Multi30k (joint BPE $vocab, HDF5 shards)"
+stage "4/9 preprocess Multi30k (joint BPE $vocab, HDF5 shards)"
 if [[ -f "$shards/manifest.json" ]]; then
   echo "reusing $shards"
 else
@@ -84,7 +85,7 @@ else
     --test "$data/test_2016_flickr.en.gz" "$data/test_2016_flickr.de.gz" || fail "preprocess"
 fi
 
-stage "5/8 train ($(basename "$config"))"
+stage "5/9 train ($(basename "$config"))"
 train_start=$(date +%s)
 # shellcheck disable=SC2086
 "$bin/nmt-train" --config "$config" --data "$shards" --run-dir "$run_dir/train" \
@@ -92,17 +93,17 @@ train_start=$(date +%s)
   ${NMT_QUICKSTART_SET:-} | tee "$run_dir/train.txt" || fail "train"
 train_seconds=$(( $(date +%s) - train_start ))
 
-stage "6/8 average the last ${NMT_AVERAGE_LAST:-5} checkpoints"
+stage "6/9 average the last ${NMT_AVERAGE_LAST:-5} checkpoints"
 "$bin/nmt-average" --run-dir "$run_dir/train" --last "${NMT_AVERAGE_LAST:-5}" \
   --output "$run_dir/averaged.h5" || fail "average"
 
-stage "7/8 translate test_2016_flickr (beam 4, alpha 0.6)"
+stage "7/9 translate test_2016_flickr (beam 4, alpha 0.6)"
 zcat "$data/test_2016_flickr.en.gz" > "$run_dir/test.en"
 zcat "$data/test_2016_flickr.de.gz" > "$run_dir/test.de"
 "$bin/nmt-translate" --checkpoint "$run_dir/averaged.h5" --input "$run_dir/test.en" \
   --output "$run_dir/test.hyp.de" --beam 4 --alpha 0.6 || fail "translate"
 
-stage "8/8 score and record"
+stage "8/9 score and record"
 "$bin/nmt-bleu" "$run_dir/test.de" -i "$run_dir/test.hyp.de" -m bleu chrf --json > "$run_dir/scores.json" \
   || fail "score"
 read -r bleu chrf signature < <(python3 - "$run_dir/scores.json" <<'PY'
@@ -120,6 +121,11 @@ print([r['run_id'] for r in json.load(sys.stdin)['runs'] if r['uid'] == uid][0])
 "${tracker[@]}" log-eval "$run_id" --split test --bleu "$bleu" --chrf "$chrf" --signature "$signature" \
   --checkpoint "$run_dir/averaged.h5" > /dev/null || fail "record"
 params=$(grep -o '[0-9]* parameters' "$run_dir/train.txt" | tail -1 | cut -d' ' -f1)
+
+stage "9/9 error analysis (test_2016_flickr)"
+"$bin/nmt-analyze" --src "$run_dir/test.en" --ref "$run_dir/test.de" --hyp "$run_dir/test.hyp.de" \
+  --name "$run_name" --out "$run_dir/analysis" --record-run "$run_id" --port-file "$port_file" \
+  || fail "analysis"
 
 # The tracker part of the summary: where it is, and queries that work after this script ends.
 if [[ -n "${tracker_pid:-}" && "${NMT_QUICKSTART_STOP_TRACKER:-0}" != 1 ]]; then
@@ -145,7 +151,8 @@ dashboard=$(curl -s -o /dev/null -w '%{http_code}' "$tracker_url/" 2>/dev/null |
   signature:     $signature
   parameters:    $params
   training time: ${train_seconds} s ($(basename "$config"))      total: $(( $(date +%s) - start_time )) s
-  outputs:       $run_dir   (train/, averaged.h5, test.hyp.de, scores.json)
+  outputs:       $run_dir   (train/, averaged.h5, test.hyp.de, scores.json, analysis/)
+  analysis:      $run_dir/analysis/analysis.md   (worst sentences, length buckets, repetitions)
   tracker db:    $work/tracker.db   (run $run_id, experiment "quickstart")
   tracker:       $tracker_url   ($tracker_state)
 SUMMARY

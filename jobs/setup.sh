@@ -13,6 +13,7 @@ PACKAGES=(
   libsqlite3-dev sqlite3 libsqlitecpp-dev
   libfmt-dev libspdlog-dev libyaml-cpp-dev libcli11-dev nlohmann-json3-dev
   libboost-dev
+  libicu-dev                  # Unicode categories for nmt-bleu's intl tokenizer
   libgtest-dev libgmock-dev libbenchmark-dev
   libsentencepiece-dev sentencepiece
   zlib1g-dev libssl-dev

@@ -68,6 +68,13 @@ std::int64_t total_bytes(const std::vector<CorpusSpec>& corpora) {
   return std::max<std::int64_t>(total, 1);
 }
 
+// A failed write of `file`, with the cause the system gave (No space left on device, ...).
+[[noreturn]] void write_failed(const std::string& file) {
+  const int error = errno;
+  throw std::runtime_error(fmt::format("{}: write failed: {}", file,
+                                       error != 0 ? std::strerror(error) : "unknown cause"));
+}
+
 CleanedSplit clean_split(const SplitCorpora& split, const CleaningOptions& options,
                          const fs::path& tmp, ReservoirSample* sample, const StopCheck& stop) {
   CleanedSplit result{(tmp / (split.name + ".clean.txt")).string(), {}};
@@ -86,6 +93,7 @@ CleanedSplit clean_split(const SplitCorpora& split, const CleaningOptions& optio
       check_stop(stop);
       if (cleaner.apply(pair)) {
         out << pair.source << '\t' << pair.target << '\t' << index << '\n';
+        if (!out) write_failed(result.file);  // at once, while errno still says why
         if (sample != nullptr) {
           sample->offer(pair.source);
           sample->offer(pair.target);
@@ -96,8 +104,9 @@ CleanedSplit clean_split(const SplitCorpora& split, const CleaningOptions& optio
     }
     done_bytes += static_cast<double>(reader->total_bytes());
   }
+  errno = 0;
   out.close();
-  if (!out) throw std::runtime_error(result.file + ": write failed (disk full?)");
+  if (!out) write_failed(result.file);
   progress.finish(index);
   result.stats = cleaner.stats();
   return result;

@@ -66,7 +66,7 @@ TEST(Tokenizer13a, CollapsesPythonWhitespaceOnly) {
 TEST(Tokenizer13a, NoneTokenizerAndDispatch) {
   EXPECT_EQ(tokenize("Hello, world!", "none"), "Hello, world!");
   EXPECT_EQ(tokenize("Hello, world!", "13a"), "Hello , world !");
-  EXPECT_THROW(tokenize("x", "intl"), std::invalid_argument);
+  EXPECT_THROW(tokenize("x", "ja-mecab"), std::invalid_argument);
 }
 
 // ---- Python str semantics -------------------------------------------------------------------
@@ -216,12 +216,22 @@ TEST(Bleu, LowercaseAndTokenizerOptions) {
   EXPECT_LT(score_of("Hello, big world!", "Hello , big world !", none).score, 100.0);
 }
 
-TEST(Bleu, EmptyReferencesAreDroppedPerSegment) {
+TEST(Bleu, EmptyReferencesAreReferencesOfNoWords) {
+  // sacreBLEU 2.x keeps '' references (it drops only None): they count in nrefs and give a
+  // reference length of 0. Checked against sacrebleu 2.6.0's BLEU().corpus_score:
+  // "BLEU = 84.09 66.7/75.0/100.0/100.0 (BP = 1.000 ratio = 1.500 hyp_len = 6 ref_len = 4)".
+  const auto all_empty = corpus_bleu({"a b c d", "e f"}, {{"a b c d", ""}}, {});
+  EXPECT_NEAR(all_empty.score.score, 84.0896, 5e-5);  // (4/6 * 3/4 * 1 * 1)^(1/4)
+  EXPECT_EQ(all_empty.score.ref_len, 4);
+  EXPECT_EQ(all_empty.score.verbose(),
+            "66.7/75.0/100.0/100.0 (BP = 1.000 ratio = 1.500 hyp_len = 6 ref_len = 4)");
+  // An empty reference beside a non-empty one: the closest length of "a b c d" is 4 (|4-0| > 0),
+  // and the empty one still counts in nrefs.
   const auto result =
       corpus_bleu({"a b c d", "e f g h"}, {{"a b c d", ""}, {"a b c d", "e f g h"}}, {});
   EXPECT_DOUBLE_EQ(result.score.score, 100.0);
-  EXPECT_NE(result.signature.find("nrefs:var|"), std::string::npos);
-  EXPECT_THROW(corpus_bleu({"a"}, {{""}}, {}), std::invalid_argument);
+  EXPECT_NE(result.signature.find("nrefs:2|"), std::string::npos);
+  EXPECT_EQ(corpus_bleu({"a"}, {{""}}, {}).score.score, 0.0);
   EXPECT_THROW(corpus_bleu({"a", "b"}, {{"a"}}, {}), std::invalid_argument);
   EXPECT_THROW(corpus_bleu({}, {{}}, {}), std::invalid_argument);
 }
@@ -244,8 +254,10 @@ TEST(Bleu, TokenizedPeriodLinesAreCounted) {
 }
 
 TEST(Bleu, SignatureAndTextLine) {
-  EXPECT_EQ(bleu_signature({}, "1"), "nrefs:1|case:mixed|eff:no|tok:13a|smooth:exp|version:" +
-                                         std::string(kSacreBleuVersion));
+  EXPECT_EQ(bleu_signature({}, "1"),
+            "nrefs:1|case:mixed|eff:no|tok:13a|smooth:exp|version:nmt-bleu-2.4.0");
+  EXPECT_EQ(bleu_signature_fields({}, "1").format(/*short_form=*/true),
+            "#:1|c:mixed|e:no|tok:13a|s:exp|v:nmt-bleu-2.4.0");
   BleuOptions options;
   options.lowercase = true;
   options.tokenize = "none";
@@ -264,11 +276,33 @@ TEST(Bleu, SignatureAndTextLine) {
 
 TEST(Bleu, RejectsUnknownOptions) {
   BleuOptions options;
-  options.tokenize = "intl";
+  options.tokenize = "ja-mecab";  // sacreBLEU has it; nmt-bleu has no MeCab
   EXPECT_THROW(options.validate(), std::invalid_argument);
+  for (const char* tok : kBleuTokenizers) {
+    options.tokenize = tok;
+    EXPECT_NO_THROW(options.validate()) << tok;
+  }
   options.tokenize = "13a";
   options.smooth = "laplace";
   EXPECT_THROW(options.validate(), std::invalid_argument);
+}
+
+TEST(Bleu, SentenceBleuUsesEffectiveOrder) {
+  // Values from sacrebleu 2.6.0: BLEU(effective_order=True).sentence_score(...).score.
+  // "the cat sat" has no 4-grams: orders 1..3 all match, BP = exp(1 - 6/3).
+  const auto s = sentence_bleu("the cat sat", {"the cat sat on the mat"}, {});
+  EXPECT_NEAR(s.score, 100 * std::exp(-1.0), 1e-9);  // 36.787944...
+  BleuOptions corpus;                                // corpus mode: the missing 4-grams give 0
+  EXPECT_EQ(
+      bleu_from_stats(bleu_segment_stats("the cat sat", {"the cat sat on the mat"}, corpus), corpus)
+          .score,
+      0.0);
+  EXPECT_NEAR(sentence_bleu("a b", {"a b"}, {}).score, 100.0, 1e-9);
+  // 3/4, 2/3, 1/2, then 0/1 smoothed by exp to 1/2: (3/4 * 2/3 * 1/2 * 1/2)^(1/4) = 59.4604.
+  EXPECT_NEAR(sentence_bleu("a b c x", {"a b c d"}, {}).score, 59.460355750136, 1e-9);
+  BleuOptions eff;
+  eff.effective_order = true;
+  EXPECT_NE(bleu_signature(eff, "1").find("|eff:yes|"), std::string::npos);
 }
 
 // ---- Regression values (sacreBLEU's algorithm traced step by step) --------------------------
@@ -302,8 +336,10 @@ TEST(BleuRegression, UnicodeCorpusTwoReferencesOneEmpty) {
       {"Das Haus ist wunderschön.", "", "Die Straße ist gesperrt, bitte Umleitung nutzen."},
       {"Dieses Haus ist sehr schön!", "οδός Αθηνών", "Straße gesperrt: Umleitung."}};
   const auto r = corpus_bleu(hyps, refs, {});
+  // The empty reference adds no n-gram and is never the closest length here, so the score is
+  // the one without it (sacrebleu 2.6.0: 41.50310536923283); it still counts in nrefs.
   EXPECT_NEAR(r.score.score, 41.5031, 5e-5);
-  EXPECT_NE(r.signature.find("nrefs:var"), std::string::npos);
+  EXPECT_NE(r.signature.find("nrefs:2|"), std::string::npos);
   BleuOptions none;
   none.tokenize = "none";
   EXPECT_NEAR(corpus_bleu(hyps, refs, none).score.score, 32.6497, 5e-5);

@@ -19,6 +19,7 @@
 #include <iterator>
 #include <limits>
 
+#include "common/sha256.h"
 #include "test_utils.h"
 #include "tiny_training.h"
 #include "trainer/checkpoint/averaging.h"
@@ -162,6 +163,31 @@ TEST(CheckpointIntegrity, AnotherVocabularyIsRefusedNamingBothHashes) {
   other.train.max_steps = 8;
   NMT_EXPECT_THROW_WITH(train::Trainer(other, run, sink_in(run)).run(true), std::runtime_error,
                         "step-00000004.h5", "one", "two");
+}
+
+// A checkpoint carries its SentencePiece model (any bytes here: the checkpoint does not parse
+// it), verified against the recorded hash on read; nmt-average passes it on.
+TEST(CheckpointIntegrity, CarriesItsVocabularyAndVerifiesIt) {
+  TempDir dir;
+  auto a = save_one(dir, "a");
+  const std::string model_bytes = std::string("\x0a\x05piece", 7) + std::string(1000, '\x01');
+  checkpoint::TrainingState state = checkpoint::read_training_state(a.path);
+  EXPECT_TRUE(state.vocab_model.empty());  // saved without one
+  state.vocab_model = model_bytes;
+  state.vocab_sha256 = sha256_hex(model_bytes);
+  checkpoint::save_checkpoint(a.path, *a.model, nullptr, state, a.config);
+  const std::string b = dir.file("b.h5");
+  checkpoint::save_checkpoint(b, *a.model, nullptr, state, a.config);
+  EXPECT_EQ(checkpoint::read_training_state(a.path).vocab_model, model_bytes);
+  const std::string average = dir.file("average.h5");
+  checkpoint::average_checkpoints({a.path, b}, average);
+  EXPECT_EQ(checkpoint::read_training_state(average).vocab_model, model_bytes);
+
+  state.vocab_sha256 = sha256_hex(model_bytes + "x");  // what a corrupted model would give
+  const std::string bad = dir.file("bad.h5");
+  checkpoint::save_checkpoint(bad, *a.model, nullptr, state, a.config);
+  NMT_EXPECT_THROW_WITH(checkpoint::read_training_state(bad), std::runtime_error, "bad.h5",
+                        "SentencePiece model stored", state.vocab_sha256.c_str());
 }
 
 // Trains `config` in `run` with a checkpoint at every step, writing a NaN into the first

@@ -155,7 +155,7 @@ def make_runs(daemon):
                          {"train/rank1/tokens_per_s": [(s, 24000.0 + (s % 50)) for s in steps]}, t0)
     daemon.call("POST", f"/api/runs/{ids['main']}/evals", {
         "split": "test", "step": 3000, "checkpoint": "checkpoints/averaged.h5", "bleu": 27.3,
-        "chrf": 55.1, "signature": "nrefs:1|case:mixed|eff:no|tok:13a|smooth:exp|version:2.4.0"})
+        "chrf": 55.1, "signature": "nrefs:1|case:mixed|eff:no|tok:13a|smooth:exp|version:nmt-bleu-2.4.0"})
     daemon.call("POST", f"/api/runs/{ids['main']}/artifacts", {
         "kind": "checkpoint", "path": "runs/base-main/checkpoints/averaged.h5", "step": 3000,
         "averaged_from": 5})

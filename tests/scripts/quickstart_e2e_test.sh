@@ -92,5 +92,9 @@ evals = [e for e in run["evals"] if e["split"] == "test"]
 assert evals and abs(evals[-1]["bleu"] - float(sys.argv[2])) < 1e-6, evals
 assert evals[-1]["signature"].startswith("nrefs:1|case:mixed"), evals[-1]
 assert "train/loss" in run["metric_keys"], run["metric_keys"]
+analyses = [a for a in run["artifacts"] if a["kind"] == "analysis"]
+assert analyses and analyses[-1]["path"].endswith("analysis.md"), run["artifacts"]
 PY
+"$python" -c "import json, sys; a = json.load(open(sys.argv[1])); assert a['format'] == 'nmt-analysis', a.keys()" \
+  "$run/analysis/analysis.json" || fail "the quickstart's error analysis"
 echo "quickstart end to end: BLEU $bleu, all stages checked"

@@ -8,6 +8,7 @@
 #include <stdexcept>
 
 #include "common/utf8.h"
+#include "common/xml_text.h"
 #include "tracker/client/human_format.h"
 #include "tracker/client/table_format.h"
 
@@ -22,33 +23,10 @@ constexpr std::array<const char*, 10> kColours = {"#1b6ac9", "#d9480f", "#2b8a3e
 constexpr std::array<const char*, 4> kDashes = {"", "6 3", "2 2", "8 3 2 3"};
 constexpr std::size_t kLegendLabelBytes = 120;  // longer labels are cut (the full one is a tooltip)
 
-// Text for an XML text node or attribute: printable() (no controls, valid UTF-8), then the five
-// XML specials, and the two noncharacters XML 1.0 forbids (U+FFFE, U+FFFF) written out.
+// Text for an XML text node or attribute: printable() first, so that a control in a run's name
+// shows as \xHH rather than vanishing, then XML-escaped.
 std::string xml_text(std::string_view raw) {
-  const std::string text = printable(raw);
-  std::string out;
-  out.reserve(text.size());
-  for (std::size_t i = 0; i < text.size(); ++i) {
-    const char c = text[i];
-    if (c == '&') {
-      out += "&amp;";
-    } else if (c == '<') {
-      out += "&lt;";
-    } else if (c == '>') {
-      out += "&gt;";
-    } else if (c == '"') {
-      out += "&quot;";
-    } else if (c == '\'') {
-      out += "&apos;";
-    } else if (text.compare(i, 2, "\xEF\xBF") == 0 && i + 2 < text.size() &&
-               (text[i + 2] == '\xBE' || text[i + 2] == '\xBF')) {
-      out += text[i + 2] == '\xBE' ? "\\ufffe" : "\\uffff";
-      i += 2;
-    } else {
-      out += c;
-    }
-  }
-  return out;
+  return xml_escape(printable(raw));
 }
 
 // At most `limit` bytes of `text`, cut on a character boundary, with an ellipsis when cut.

@@ -177,4 +177,11 @@ api::EvalCreated TrackerReader::log_eval(std::int64_t run_id, const api::EvalRec
                                 api::wire_text(record));
 }
 
+api::ArtifactCreated TrackerReader::log_artifact(std::int64_t run_id,
+                                                 const api::ArtifactRecord& record) {
+  const api::RouteId id = api::RouteId::kLogArtifact;
+  return call<api::ArtifactCreated>(api::route(id).method, api::route_path(id, {run_arg(run_id)}),
+                                    api::wire_text(record));
+}
+
 }  // namespace nmt::tracker

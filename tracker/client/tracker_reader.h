@@ -87,6 +87,8 @@ class TrackerReader {
   api::DeleteAnswer restore_run(std::int64_t run_id);
   // An evaluation recorded by hand or by a script (the trainer's client sends its own).
   api::EvalCreated log_eval(std::int64_t run_id, const api::EvalRecord& record);
+  // A file of the run (a report, a checkpoint) recorded by a tool.
+  api::ArtifactCreated log_artifact(std::int64_t run_id, const api::ArtifactRecord& record);
 
   const std::string& url() const { return url_; }
 

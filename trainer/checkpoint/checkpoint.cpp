@@ -18,6 +18,7 @@
 
 #include "common/atomic_file.h"
 #include "common/hdf5_file.h"
+#include "common/sha256.h"
 #include "trainer/optim/adam_state.h"
 
 namespace nmt::checkpoint {
@@ -26,6 +27,8 @@ namespace {
 namespace fs = std::filesystem;
 
 using optim::adam_state_key;
+
+constexpr const char* kVocabModelDataset = "/vocab/spm.model";
 
 std::vector<std::int64_t> shape_of(const at::Tensor& t) {
   return t.sizes().vec();
@@ -143,6 +146,10 @@ void write_state(Hdf5File& h5, const TrainingState& s, const RunConfig& config) 
   h5.set_attribute("/", "averaged_from", s.averaged_from);
   h5.set_attribute("/", "vocab_sha256", s.vocab_sha256);
   h5.set_attribute("/", "config", to_yaml(config));
+  if (!s.vocab_model.empty()) {
+    h5.write_array(kVocabModelDataset, reinterpret_cast<const std::uint8_t*>(s.vocab_model.data()),
+                   {static_cast<std::int64_t>(s.vocab_model.size())});
+  }
 }
 
 // Opens and checks the format; every read error names the file.
@@ -174,6 +181,17 @@ TrainingState read_state(const Hdf5File& h5) {
   s.elapsed_seconds = h5.double_attribute("/", "elapsed_seconds");
   s.averaged_from = h5.int_attribute("/", "averaged_from");
   if (has_checksums(h5)) s.vocab_sha256 = h5.string_attribute("/", "vocab_sha256");
+  if (h5.exists(kVocabModelDataset)) {
+    const auto bytes = h5.read<std::uint8_t>(kVocabModelDataset);
+    s.vocab_model.assign(bytes.begin(), bytes.end());
+    const std::string sha = sha256_hex(s.vocab_model);
+    if (sha != s.vocab_sha256) {
+      throw std::runtime_error(fmt::format(
+          "{}: the SentencePiece model stored in the checkpoint ({}) has SHA-256 {}, not the "
+          "recorded {}: the file is corrupt",
+          h5.path(), kVocabModelDataset, sha, s.vocab_sha256));
+    }
+  }
   return s;
 }
 

@@ -7,6 +7,10 @@
 //   /rng/cpu, /rng/cuda                 uint8, generator states (restored; training no longer
 //                                       needs them: dropout is seeded per micro-batch)
 //   attribute "crc32" on each of those datasets: the CRC-32 of its values as stored (format 2)
+//   /vocab/spm.model                    uint8, the SentencePiece model the run was trained with
+//                                       (its serialized proto, whose SHA-256 is vocab_sha256), so
+//                                       that a checkpoint translates on its own; absent in files
+//                                       written before it was added
 //   attributes on "/": format "nmt-checkpoint", format_version, step, epoch, batch_in_epoch,
 //   optimizer_step, best_valid_nll, validations_without_improvement, elapsed_seconds,
 //   averaged_from (0, or how many checkpoints were averaged), vocab_sha256 (the SentencePiece
@@ -44,6 +48,9 @@ struct TrainingState {
   double elapsed_seconds = 0.0;    // training time before this checkpoint
   std::int64_t averaged_from = 0;  // > 0 for an nmt-average output
   std::string vocab_sha256;        // of the SentencePiece model; empty in format 1 files
+  // The SentencePiece model itself (serialized proto); empty when the file has none. Verified
+  // against vocab_sha256 on read.
+  std::string vocab_model;
 };
 
 // Saves `model` (and `optimizer`, may be null) with the RNG states, atomically. Refuses, naming

@@ -5,34 +5,13 @@
 
 #include <algorithm>
 
+#include "common/xml_text.h"
+
 namespace nmt::decode {
 namespace {
 
 constexpr int kCell = 22;    // pixels per cell
 constexpr int kLabel = 120;  // room for token labels
-
-std::string escape_xml(const std::string& text) {
-  std::string out;
-  for (char c : text) {
-    switch (c) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      default:
-        out += c;
-    }
-  }
-  return out;
-}
 
 }  // namespace
 
@@ -53,17 +32,17 @@ std::string attention_svg(const std::vector<std::string>& source_tokens,
       "font-family=\"sans-serif\" "
       "font-size=\"12\">\n<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n"
       "<text x=\"4\" y=\"14\" font-size=\"13\">{}</text>\n",
-      width, height, escape_xml(title));
+      width, height, xml_escape(title));
   const int top = kLabel + 20;
   for (int c = 0; c < cols; ++c) {
     const int x = kLabel + c * kCell + kCell / 2;
     svg += fmt::format("<text transform=\"translate({},{}) rotate(-60)\">{}</text>\n", x + 4,
-                       top - 4, escape_xml(source_tokens[static_cast<std::size_t>(c)]));
+                       top - 4, xml_escape(source_tokens[static_cast<std::size_t>(c)]));
   }
   for (int r = 0; r < rows; ++r) {
     const int y = top + r * kCell;
     svg += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"end\">{}</text>\n", kLabel - 4,
-                       y + 15, escape_xml(target_tokens[static_cast<std::size_t>(r)]));
+                       y + 15, xml_escape(target_tokens[static_cast<std::size_t>(r)]));
     for (int c = 0; c < cols; ++c) {
       const float value = std::clamp(data[r * cols + c], 0.0f, 1.0f);
       const int shade = static_cast<int>(255.0f * (1.0f - value));

@@ -4,13 +4,16 @@
 #include <ATen/ops/from_blob.h>
 #include <ATen/ops/full.h>
 #include <ATen/ops/log_softmax.h>
+#include <ATen/ops/ones.h>
 #include <ATen/ops/tensor.h>
+#include <ATen/ops/zeros.h>
 #include <torch/utils.h>
 
 #include <algorithm>
 #include <cmath>
 #include <limits>
 #include <stdexcept>
+#include <string>
 #include <utility>
 
 #include "preprocess/vocabulary.h"
@@ -20,13 +23,15 @@ namespace {
 
 constexpr double kNegInf = -std::numeric_limits<double>::infinity();
 
+// One group of one sentence (without groups: the sentence).
 struct SentenceState {
   std::int64_t max_length = 0;
   std::vector<Hypothesis> finished;
   bool done = false;
 };
 
-// The beams of the whole batch, slot b * K + k for beam k of sentence b.
+// The beams of the whole batch, slot b * K + k for beam k of sentence b; group g of G holds the
+// slots b * K + g * K / G + k for k < K / G.
 struct Beams {
   std::vector<std::vector<std::int64_t>> tokens;
   std::vector<double> scores;
@@ -34,39 +39,61 @@ struct Beams {
   std::vector<std::int64_t> last;   // token each new beam just produced
 };
 
+// Where one group's beams lie: slots first .. first + size - 1 of the sentence at sentence_first.
+struct GroupSlots {
+  std::int64_t first;
+  std::int64_t size;
+  std::int64_t sentence_first;
+};
+
+// One group's best candidates for one sentence, best first, as ranked: the ranking values (the
+// scores less the diversity penalty), the plain scores (the same array without a penalty), and
+// indices into the group's beams * vocab.
+struct Candidates {
+  const float* values;
+  const float* scores;
+  const std::int64_t* indices;
+  std::int64_t count;
+  std::int64_t vocab;
+};
+
 Hypothesis finish(std::vector<std::int64_t> tokens, double log_prob, double alpha) {
   const auto length = static_cast<std::int64_t>(tokens.size()) + 1;  // + EOS
   return {std::move(tokens), log_prob, log_prob / length_penalty(length, alpha)};
 }
 
-// Picks the next beams of sentence b from its 2K best candidates: EOS among the top K ends a
-// hypothesis, other candidates continue until K beams are filled.
-void advance_sentence(std::int64_t b, std::int64_t step, const float* values,
-                      const std::int64_t* indices, std::int64_t vocab, const BeamOptions& o,
-                      const Beams& current, Beams& next, SentenceState& state) {
-  const std::int64_t K = o.beam_size;
+// Picks the next beams of one group from its 2K best candidates (K: the group's size): EOS among
+// the top K ends a hypothesis, other candidates continue until K beams are filled. Appends the
+// tokens chosen (EOS included) to `chosen_tokens`, for the later groups' diversity penalty.
+void advance_group(const GroupSlots& group, std::int64_t step, const Candidates& c,
+                   const BeamOptions& o, const Beams& current, Beams& next, SentenceState& state,
+                   std::vector<std::int64_t>& chosen_tokens) {
+  const std::int64_t K = group.size;
   std::int64_t chosen = 0;
-  for (std::int64_t j = 0; j < 2 * K && chosen < K; ++j) {
-    const double value = values[j];
-    if (!std::isfinite(value)) break;
-    const std::int64_t slot = b * K + indices[j] / vocab;
-    const std::int64_t token = indices[j] % vocab;
+  for (std::int64_t j = 0; j < c.count && chosen < K; ++j) {
+    if (!std::isfinite(c.values[j])) break;
+    const double value = c.scores[j];
+    const std::int64_t slot = group.first + c.indices[j] / c.vocab;
+    const std::int64_t token = c.indices[j] % c.vocab;
     if (token == preprocess::kEosId) {
-      if (j < K)
+      if (j < K) {
         state.finished.push_back(
             finish(current.tokens[static_cast<std::size_t>(slot)], value, o.length_penalty));
+        chosen_tokens.push_back(token);
+      }
       continue;
     }
-    const auto to = static_cast<std::size_t>(b * K + chosen++);
+    const auto to = static_cast<std::size_t>(group.first + chosen++);
     next.tokens[to] = current.tokens[static_cast<std::size_t>(slot)];
     next.tokens[to].push_back(token);
     next.scores[to] = value;
     next.order[to] = slot;
     next.last[to] = token;
+    chosen_tokens.push_back(token);
   }
   if (step + 1 >= state.max_length) {  // out of length: the live beams end here
     for (std::int64_t k = 0; k < chosen; ++k) {
-      const auto slot = static_cast<std::size_t>(b * K + k);
+      const auto slot = static_cast<std::size_t>(group.first + k);
       state.finished.push_back(finish(next.tokens[slot], next.scores[slot], o.length_penalty));
     }
     state.done = true;
@@ -74,12 +101,12 @@ void advance_sentence(std::int64_t b, std::int64_t step, const float* values,
   if (static_cast<std::int64_t>(state.finished.size()) >= K || chosen == 0) state.done = true;
 }
 
-// Keeps the slots of a finished sentence alive as inert beams so the batch keeps its shape.
-void park_sentence(std::int64_t b, std::int64_t K, std::int64_t step, Beams& next) {
-  for (std::int64_t k = 0; k < K; ++k) {
-    const auto slot = static_cast<std::size_t>(b * K + k);
+// Keeps the slots of a finished group alive as inert beams so the batch keeps its shape.
+void park_group(const GroupSlots& group, std::int64_t step, Beams& next) {
+  for (std::int64_t k = 0; k < group.size; ++k) {
+    const auto slot = static_cast<std::size_t>(group.first + k);
     next.scores[slot] = kNegInf;
-    next.order[slot] = b * K;
+    next.order[slot] = group.sentence_first;
     next.last[slot] = preprocess::kEosId;
     next.tokens[slot].assign(static_cast<std::size_t>(step + 1),
                              preprocess::kEosId);  // same length as live beams
@@ -104,45 +131,100 @@ at::Tensor recompute_last(model::Transformer& model, const Beams& beams, const a
   return model->logits(model->decode(tgt, memory, src).select(1, length - 1));
 }
 
-// Each sentence's length cap: its source length plus the offset, within the model's position
-// table (positions beyond it cannot be decoded).
-std::vector<SentenceState> initial_states(model::Transformer& model, const at::Tensor& src,
-                                          const BeamOptions& o) {
-  const auto lengths = src.ne(preprocess::kPadId).sum(1).to(at::kCPU);  // [batch]
-  std::vector<SentenceState> states(static_cast<std::size_t>(src.size(0)));
-  for (std::size_t b = 0; b < states.size(); ++b) {
-    states[b].max_length =
-        std::min(lengths[static_cast<std::int64_t>(b)].item<std::int64_t>() + o.max_length_offset,
-                 model->config().max_positions - 1);
+// Every beam's continuations: the next token's log-probability (after the repetition options)
+// plus the beam's score, [batch, groups, K / groups * V].
+at::Tensor candidate_scores(const at::Tensor& logits, const Beams& beams, std::int64_t batch,
+                            std::int64_t groups, const RepetitionOptions& repetition) {
+  auto processed = logits.to(at::kFloat);  // [slots, V]
+  if (repetition.active())
+    processed = apply_repetition_options(processed, beams.tokens, repetition);
+  const auto log_probs = at::log_softmax(processed, -1);  // [slots, V]
+  const auto scores = at::tensor(beams.scores, at::TensorOptions().dtype(at::kDouble))
+                          .to(log_probs.device(), at::kFloat);  // [slots]
+  return (log_probs + scores.unsqueeze(1)).reshape({batch, groups, -1});
+}
+
+// How often the earlier groups chose each token at this step, per sentence: [batch, V] float.
+at::Tensor token_counts(const std::vector<std::vector<std::int64_t>>& chosen, std::int64_t vocab,
+                        const at::Device& device) {
+  std::vector<std::int64_t> flat;
+  for (std::size_t b = 0; b < chosen.size(); ++b) {
+    for (const auto token : chosen[b]) flat.push_back(static_cast<std::int64_t>(b) * vocab + token);
   }
+  const auto batch = static_cast<std::int64_t>(chosen.size());
+  auto counts = at::zeros({batch * vocab}, at::TensorOptions().dtype(at::kFloat).device(device));
+  if (!flat.empty()) {
+    const auto index = to_tensor(flat, device);  // [choices]
+    counts.index_add_(0, index, at::ones({index.size(0)}, counts.options()));
+  }
+  return counts.view({batch, vocab});
+}
+
+// One group's 2K best candidates per sentence on the CPU, [batch, 2K] each (fewer when K * V is
+// smaller): ranking values, plain scores and indices into K * V (K: the group's size).
+struct GroupTop {
+  at::Tensor values, scores, indices;
+};
+
+GroupTop group_candidates(const at::Tensor& totals, std::int64_t g, std::int64_t vocab,
+                          double diversity_penalty,
+                          const std::vector<std::vector<std::int64_t>>& earlier) {
+  const auto group = totals.select(1, g);  // [batch, K * V]
+  const auto batch = group.size(0), K = group.size(1) / vocab;
+  const auto width = std::min<std::int64_t>(2 * K, group.size(1));
+  if (g == 0 || diversity_penalty == 0.0) {
+    const auto top = group.topk(width, 1);
+    const auto values = std::get<0>(top).to(at::kCPU).contiguous();
+    return {values, values, std::get<1>(top).to(at::kCPU).contiguous()};
+  }
+  const auto penalty = diversity_penalty * token_counts(earlier, vocab, group.device());
+  const auto ranked =
+      (group.reshape({batch, K, vocab}) - penalty.unsqueeze(1)).reshape({batch, K * vocab});
+  const auto [values, indices] = ranked.topk(width, 1);  // [batch, width] each
+  return {values.to(at::kCPU).contiguous(), group.gather(1, indices).to(at::kCPU).contiguous(),
+          indices.to(at::kCPU).contiguous()};
+}
+
+// The search's shape: B sentences of K beams each, in G groups of Kg = K / G beams.
+struct Shape {
+  std::int64_t B, K, G, Kg;
+};
+
+// Each group's length cap, group g of sentence b at b * G + g.
+std::vector<SentenceState> initial_states(model::Transformer& model, const at::Tensor& src,
+                                          const BeamOptions& o, const Shape& shape) {
+  const auto limits = output_length_limits(model, src, o.max_length_offset);
+  std::vector<SentenceState> states(static_cast<std::size_t>(shape.B * shape.G));
+  for (std::size_t i = 0; i < states.size(); ++i)
+    states[i].max_length = limits[i / static_cast<std::size_t>(shape.G)];
   return states;
 }
 
-// The 2K best continuations of each sentence over its K beams, on the CPU: scores and indices
-// into K * V, both [batch, 2K] (fewer when K * V is smaller).
-std::pair<at::Tensor, at::Tensor> top_candidates(const at::Tensor& logits, const Beams& beams,
-                                                 std::int64_t batch, std::int64_t K) {
-  const auto log_probs = at::log_softmax(logits.to(at::kFloat), -1);  // [slots, V]
-  const auto vocab = log_probs.size(1);
-  const auto scores = at::tensor(beams.scores, at::TensorOptions().dtype(at::kDouble))
-                          .to(log_probs.device(), at::kFloat);
-  const auto total = (log_probs + scores.unsqueeze(1)).reshape({batch, K * vocab});
-  const auto top = total.topk(std::min<std::int64_t>(2 * K, K * vocab), 1);
-  return {std::get<0>(top).to(at::kCPU).contiguous(), std::get<1>(top).to(at::kCPU).contiguous()};
-}
-
-// Each sentence's finished hypotheses, best normalized score first, at most nbest.
-std::vector<std::vector<Hypothesis>> best_hypotheses(std::vector<SentenceState>& states,
-                                                     std::int64_t nbest) {
-  std::vector<std::vector<Hypothesis>> results;
-  for (auto& state : states) {
-    auto& finished = state.finished;
-    std::stable_sort(finished.begin(), finished.end(),
-                     [](const Hypothesis& x, const Hypothesis& y) { return x.score > y.score; });
-    finished.resize(std::min<std::size_t>(finished.size(), static_cast<std::size_t>(nbest)));
-    results.push_back(std::move(finished));
+// One step of every group in turn, from the candidates totals [B, G, Kg * V]: fills `next` and
+// returns whether every group of every sentence is done.
+bool advance_groups(const at::Tensor& totals, std::int64_t step, const Shape& shape,
+                    double diversity_penalty, const BeamOptions& o, const Beams& beams, Beams& next,
+                    std::vector<SentenceState>& states) {
+  const auto vocab = totals.size(2) / shape.Kg;
+  std::vector<std::vector<std::int64_t>> chosen(static_cast<std::size_t>(shape.B));  // this step
+  bool all_done = true;
+  for (std::int64_t g = 0; g < shape.G; ++g) {
+    const auto top = group_candidates(totals, g, vocab, diversity_penalty, chosen);
+    const auto width = top.values.size(1);
+    for (std::int64_t b = 0; b < shape.B; ++b) {
+      auto& state = states[static_cast<std::size_t>(b * shape.G + g)];
+      const GroupSlots group{b * shape.K + g * shape.Kg, shape.Kg, b * shape.K};
+      if (!state.done) {
+        const Candidates c{top.values.data_ptr<float>() + b * width,
+                           top.scores.data_ptr<float>() + b * width,
+                           top.indices.data_ptr<std::int64_t>() + b * width, width, vocab};
+        advance_group(group, step, c, o, beams, next, state, chosen[static_cast<std::size_t>(b)]);
+      }
+      if (state.done) park_group(group, step, next);
+      all_done = all_done && state.done;
+    }
   }
-  return results;
+  return all_done;
 }
 
 }  // namespace
@@ -159,19 +241,37 @@ double length_penalty(std::int64_t length, double alpha) {
   return std::pow((5.0 + static_cast<double>(length)) / 6.0, alpha);
 }
 
-std::vector<std::vector<Hypothesis>> beam_search(model::Transformer& model, const at::Tensor& src,
-                                                 const BeamOptions& o) {
+std::vector<std::int64_t> output_length_limits(model::Transformer& model, const at::Tensor& src,
+                                               std::int64_t max_length_offset) {
+  const auto lengths = src.ne(preprocess::kPadId).sum(1).to(at::kCPU);  // [batch]
+  std::vector<std::int64_t> limits(static_cast<std::size_t>(src.size(0)));
+  for (std::size_t b = 0; b < limits.size(); ++b) {
+    limits[b] =
+        std::min(lengths[static_cast<std::int64_t>(b)].item<std::int64_t>() + max_length_offset,
+                 model->config().max_positions - 1);
+  }
+  return limits;
+}
+
+std::vector<std::vector<std::vector<Hypothesis>>> grouped_beam_search(
+    model::Transformer& model, const at::Tensor& src, const BeamOptions& o, std::int64_t groups,
+    double diversity_penalty, const RepetitionOptions& repetition) {
   o.validate();
+  repetition.validate();
+  if (groups < 1 || o.beam_size % groups != 0)
+    throw std::invalid_argument("beam groups must divide the beam size " +
+                                std::to_string(o.beam_size) + ", got " + std::to_string(groups));
   torch::NoGradGuard no_grad;
   const bool was_training = model->is_training();
   model->eval();
-  const std::int64_t B = src.size(0), K = o.beam_size, slots = B * K;
+  const Shape shape{src.size(0), o.beam_size, groups, o.beam_size / groups};
+  const std::int64_t slots = shape.B * shape.K;
   const auto device = src.device();
-  auto states = initial_states(model, src, o);
+  auto states = initial_states(model, src, o, shape);
   std::int64_t longest = 0;
   for (const auto& state : states) longest = std::max(longest, state.max_length);
-  const auto expand =
-      at::arange(B, at::TensorOptions().dtype(at::kLong).device(device)).repeat_interleave(K);
+  const auto expand = at::arange(shape.B, at::TensorOptions().dtype(at::kLong).device(device))
+                          .repeat_interleave(shape.K);
   const auto memory = model->encode(src).index_select(0, expand);  // [slots, src_len, d_model]
   const auto src_slots = src.index_select(0, expand);              // [slots, src_len]
   auto cache = model->start_decoding(memory, src_slots);
@@ -179,35 +279,42 @@ std::vector<std::vector<Hypothesis>> beam_search(model::Transformer& model, cons
               std::vector<double>(static_cast<std::size_t>(slots), kNegInf),
               {},
               {}};
-  for (std::int64_t b = 0; b < B; ++b) beams.scores[static_cast<std::size_t>(b * K)] = 0.0;
+  for (std::int64_t s = 0; s < slots; s += shape.Kg) beams.scores[static_cast<std::size_t>(s)] = 0;
   auto last =
       at::full({slots}, preprocess::kBosId, at::TensorOptions().dtype(at::kLong).device(device));
   for (std::int64_t step = 0; step < longest; ++step) {
     const auto logits = o.use_cache ? model->decode_step(last, cache)
                                     : recompute_last(model, beams, memory, src_slots, device);
-    const auto [values, indices] = top_candidates(logits, beams, B, K);
-    const auto width = values.size(1);
+    const auto totals = candidate_scores(logits, beams, shape.B, shape.G, repetition);
     Beams next{beams.tokens, std::vector<double>(static_cast<std::size_t>(slots), kNegInf),
                std::vector<std::int64_t>(static_cast<std::size_t>(slots), 0),
                std::vector<std::int64_t>(static_cast<std::size_t>(slots), preprocess::kEosId)};
-    bool all_done = true;
-    for (std::int64_t b = 0; b < B; ++b) {
-      auto& state = states[static_cast<std::size_t>(b)];
-      if (!state.done) {
-        advance_sentence(b, step, values.data_ptr<float>() + b * width,
-                         indices.data_ptr<std::int64_t>() + b * width, logits.size(1), o, beams,
-                         next, state);
-      }
-      if (state.done) park_sentence(b, K, step, next);
-      all_done = all_done && state.done;
-    }
-    if (all_done) break;
+    if (advance_groups(totals, step, shape, diversity_penalty, o, beams, next, states)) break;
     if (o.use_cache) cache.reorder(to_tensor(next.order, device));
     last = to_tensor(next.last, device);
     beams = std::move(next);
   }
   if (was_training) model->train();
-  return best_hypotheses(states, o.nbest);
+  std::vector<std::vector<std::vector<Hypothesis>>> finished(static_cast<std::size_t>(shape.B));
+  for (std::size_t i = 0; i < states.size(); ++i)
+    finished[i / static_cast<std::size_t>(groups)].push_back(std::move(states[i].finished));
+  return finished;
+}
+
+std::vector<std::vector<Hypothesis>> beam_search(model::Transformer& model, const at::Tensor& src,
+                                                 const BeamOptions& o,
+                                                 const RepetitionOptions& repetition) {
+  auto groups = grouped_beam_search(model, src, o, 1, 0.0, repetition);
+  // Each sentence's finished hypotheses, best normalized score first, at most nbest.
+  std::vector<std::vector<Hypothesis>> results;
+  for (auto& sentence : groups) {
+    auto& finished = sentence.front();
+    std::stable_sort(finished.begin(), finished.end(),
+                     [](const Hypothesis& x, const Hypothesis& y) { return x.score > y.score; });
+    finished.resize(std::min<std::size_t>(finished.size(), static_cast<std::size_t>(o.nbest)));
+    results.push_back(std::move(finished));
+  }
+  return results;
 }
 
 }  // namespace nmt::decode

@@ -12,7 +12,8 @@
 
 #include "common/progress.h"
 #include "preprocess/cleaning.h"
-#include "trainer/decode/greedy.h"
+#include "trainer/decode/decode.h"
+#include "trainer/decode/sampling.h"
 #include "trainer/runtime/precision.h"
 
 namespace nmt::decode {
@@ -96,8 +97,12 @@ std::vector<std::vector<std::int64_t>> split_source(const std::vector<std::int64
 
 Translator::Translator(model::Transformer model, const preprocess::Vocabulary& vocab,
                        c10::Device device, TranslateOptions options)
-    : model_(std::move(model)), vocab_(vocab), device_(device), options_(options) {
-  options_.beam.validate();
+    : model_(std::move(model)),
+      vocab_(vocab),
+      device_(device),
+      options_(options),
+      generator_(seeded_generator(device, options_.decode.sampling.seed)) {
+  options_.decode.validate();
   model_->to(device_);
   model_->eval();
 }
@@ -134,11 +139,7 @@ std::vector<std::vector<Hypothesis>> Translator::translate_batch(
     const std::vector<std::vector<std::int64_t>>& sources) {
   const auto src = source_batch(sources).to(device_);
   runtime::AutocastScope autocast(options_.precision, device_);
-  if (!options_.greedy) return beam_search(model_, src, options_.beam);
-  std::vector<std::vector<Hypothesis>> out;
-  for (auto& tokens : greedy_decode(model_, src, -1))
-    out.push_back({Hypothesis{std::move(tokens), 0.0, 0.0}});
-  return out;
+  return decode(model_, src, options_.decode, &generator_);
 }
 
 std::vector<std::vector<Hypothesis>> Translator::translate_ids(
@@ -172,13 +173,15 @@ std::vector<std::vector<Hypothesis>> Translator::translate_ids(
 }
 
 std::vector<Translation> Translator::translate_sources(
-    const std::vector<std::vector<std::int64_t>>& sources) {
+    const std::vector<std::vector<std::int64_t>>& sources, std::int64_t first_line) {
   const auto limit = source_limit();
   std::vector<std::vector<std::int64_t>> pieces;
   std::vector<std::size_t> first{0};  // the pieces of source i are [first[i], first[i + 1])
   for (std::size_t i = 0; i < sources.size(); ++i) {
-    const auto line = static_cast<std::int64_t>(i) + 1;
-    if (sources[i].size() <= limit || options_.long_inputs == LongInputs::kTruncate) {
+    const auto line = static_cast<std::int64_t>(i) + first_line;
+    if (sources[i].empty()) {
+      // Nothing to translate: an empty line out, not the model's guess at an empty sentence.
+    } else if (sources[i].size() <= limit || options_.long_inputs == LongInputs::kTruncate) {
       pieces.push_back(sources[i]);
       truncate(pieces.back(), line);
     } else {
@@ -200,6 +203,11 @@ std::vector<Translation> Translator::translate_sources(
   for (std::size_t i = 0; i < sources.size(); ++i) {
     Translation& t = out[i];
     t.pieces = static_cast<std::int64_t>(first[i + 1] - first[i]);
+    if (t.pieces == 0) {
+      t.nbest.emplace_back();
+      t.texts.emplace_back();
+      continue;
+    }
     if (t.pieces == 1) {
       t.nbest = std::move(results[first[i]]);
       for (const auto& h : t.nbest) t.texts.push_back(text(h));
@@ -223,13 +231,14 @@ std::vector<Translation> Translator::translate_sources(
   return out;
 }
 
-std::vector<Translation> Translator::translate_lines(const std::vector<std::string>& lines) {
+std::vector<Translation> Translator::translate_lines(const std::vector<std::string>& lines,
+                                                     std::int64_t first_line) {
   std::vector<std::vector<std::int64_t>> sources;
   sources.reserve(lines.size());
   for (const auto& line : lines) {
-    sources.push_back(encode_line(line, static_cast<std::int64_t>(sources.size()) + 1));
+    sources.push_back(encode_line(line, static_cast<std::int64_t>(sources.size()) + first_line));
   }
-  return translate_sources(sources);
+  return translate_sources(sources, first_line);
 }
 
 at::Tensor Translator::alignment(const std::vector<std::int64_t>& source,

@@ -5,6 +5,7 @@
 // A source longer than the model's source positions is truncated (the default, with a warning) or
 // split into pieces that fit, translated piece by piece and joined (LongInputs).
 
+#include <ATen/core/Generator.h>
 #include <c10/core/Device.h>
 
 #include <cstdint>
@@ -14,6 +15,7 @@
 #include "common/named_choices.h"
 #include "preprocess/vocabulary.h"
 #include "trainer/decode/beam_search.h"
+#include "trainer/decode/decode_options.h"
 #include "trainer/model/transformer.h"
 #include "trainer/runtime/precision_mode.h"
 
@@ -28,18 +30,18 @@ inline constexpr NamedChoices<LongInputs, 2> kLongInputs{
     {{{LongInputs::kTruncate, "truncate"}, {LongInputs::kSplit, "split"}}}};
 
 struct TranslateOptions {
-  bool greedy = false;
-  BeamOptions beam;
+  DecodeOptions decode;  // the strategy and its options; the paper's beam search by default
   std::int64_t batch_tokens = 4000;                          // padded source tokens per batch
   runtime::Precision precision = runtime::Precision::kFp32;  // resolved (not auto): autocast
   LongInputs long_inputs = LongInputs::kTruncate;            // sources that do not fit
 };
 
 struct Translation {
-  std::vector<Hypothesis> nbest;   // best first; greedy: one, with log_prob and score 0
+  std::vector<Hypothesis> nbest;   // best first (decode.nbest of them)
   std::vector<std::string> texts;  // detokenized, one per hypothesis
   // > 1: the source was split; nbest then holds one hypothesis, the pieces' best ones joined
   // (tokens concatenated, log_prob and score summed), and texts their texts joined with a space.
+  // 0: the source was empty and not decoded (one empty hypothesis and text).
   std::int64_t pieces = 1;
 };
 
@@ -74,10 +76,14 @@ class Translator {
       const std::vector<std::vector<std::int64_t>>& sources);
   // Sources of any length, as subword ids without EOS; detokenized results in input order. A
   // source longer than source_limit() is truncated or split as TranslateOptions::long_inputs says
-  // (source i is named as line i + 1 in the log).
-  std::vector<Translation> translate_sources(const std::vector<std::vector<std::int64_t>>& sources);
-  // Raw text lines; results in input order.
-  std::vector<Translation> translate_lines(const std::vector<std::string>& lines);
+  // (source i is named as line i + first_line in the log). An empty source is not decoded: its
+  // translation is one empty hypothesis (score 0) with an empty text, and pieces 0.
+  std::vector<Translation> translate_sources(const std::vector<std::vector<std::int64_t>>& sources,
+                                             std::int64_t first_line = 1);
+  // Raw text lines (the first is line `first_line` in the log); results in input order. A blank
+  // line encodes to no ids, so it translates to an empty line.
+  std::vector<Translation> translate_lines(const std::vector<std::string>& lines,
+                                           std::int64_t first_line = 1);
   // Subword ids of a line as the model sees it (normalised, encoded). With LongInputs::kTruncate,
   // truncated to source_limit(), logged as a warning naming `line_number` (1-based; 0: unknown),
   // the line's length and the limit; with kSplit, whole (translate_sources splits it).
@@ -104,6 +110,7 @@ class Translator {
   const preprocess::Vocabulary& vocab_;
   c10::Device device_;
   TranslateOptions options_;
+  at::Generator generator_;  // sampling's one random stream for the whole run (decode.h)
   mutable std::int64_t truncated_ = 0;
   std::int64_t split_ = 0;
 };

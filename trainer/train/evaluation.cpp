@@ -47,31 +47,40 @@ SplitScore score_split(model::Transformer& model, const data::TokenBatcher& batc
   return score;
 }
 
-double split_bleu(model::Transformer& model, const preprocess::ShardDataset& data,
-                  const preprocess::Vocabulary& vocab, c10::Device device,
-                  const BleuSettings& settings) {
+SplitTranslations split_translations(model::Transformer& model,
+                                     const preprocess::ShardDataset& data,
+                                     const preprocess::Vocabulary& vocab, c10::Device device,
+                                     const BleuSettings& settings) {
   const auto n = settings.sentences > 0 ? std::min(settings.sentences, data.size()) : data.size();
+  SplitTranslations out;
   std::vector<std::vector<std::int64_t>> sources;
-  std::vector<std::string> references;
   for (std::int64_t i = 0; i < n; ++i) {
     const auto pair = data.pair(i);
     sources.emplace_back(pair.src.begin(), pair.src.end());
-    references.push_back(vocab.decode(pair.tgt.to_vector()));
+    out.sources.push_back(vocab.decode(pair.src.to_vector()));
+    out.references.push_back(vocab.decode(pair.tgt.to_vector()));
   }
   decode::TranslateOptions options;
-  options.greedy = settings.beam == 1;
-  options.beam.beam_size = settings.beam;
-  options.beam.length_penalty = settings.alpha;
+  options.decode.strategy =
+      settings.beam == 1 ? decode::Strategy::kGreedy : decode::Strategy::kBeam;
+  options.decode.beam.beam_size = settings.beam;
+  options.decode.beam.length_penalty = settings.alpha;
   options.precision = settings.precision;
   decode::Translator translator(model, vocab, device, options);
   const auto results = translator.translate_ids(sources);
   model->train();
-  std::vector<std::string> hypotheses;
   for (const auto& r : results) {
-    hypotheses.push_back(
+    out.hypotheses.push_back(
         r.empty() ? "" : vocab.decode({r.front().tokens.begin(), r.front().tokens.end()}));
   }
-  return eval::corpus_bleu(hypotheses, {references}, eval::BleuOptions{}).score.score;
+  return out;
+}
+
+double split_bleu(model::Transformer& model, const preprocess::ShardDataset& data,
+                  const preprocess::Vocabulary& vocab, c10::Device device,
+                  const BleuSettings& settings) {
+  const auto t = split_translations(model, data, vocab, device, settings);
+  return eval::corpus_bleu(t.hypotheses, {t.references}, eval::BleuOptions{}).score.score;
 }
 
 }  // namespace nmt::train

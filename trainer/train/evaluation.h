@@ -7,6 +7,8 @@
 #include <c10/core/Device.h>
 
 #include <cstdint>
+#include <string>
+#include <vector>
 
 #include "preprocess/shard_format.h"
 #include "preprocess/vocabulary.h"
@@ -36,8 +38,17 @@ struct BleuSettings {
   runtime::Precision precision = runtime::Precision::kFp32;  // resolved (not auto)
 };
 
-// Corpus BLEU (sacreBLEU defaults) of the model's translations of `data`'s sources against its
-// targets, both detokenized through `vocab`. Leaves the model in training mode.
+// The model's translations of `data`'s first settings.sentences pairs (all when 0), with their
+// sources and references, all detokenized through `vocab`. Leaves the model in training mode.
+struct SplitTranslations {
+  std::vector<std::string> sources, references, hypotheses;
+};
+SplitTranslations split_translations(model::Transformer& model,
+                                     const preprocess::ShardDataset& data,
+                                     const preprocess::Vocabulary& vocab, c10::Device device,
+                                     const BleuSettings& settings);
+
+// Corpus BLEU (sacreBLEU defaults) of split_translations' hypotheses against its references.
 double split_bleu(model::Transformer& model, const preprocess::ShardDataset& data,
                   const preprocess::Vocabulary& vocab, c10::Device device,
                   const BleuSettings& settings);

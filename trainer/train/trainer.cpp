@@ -35,6 +35,25 @@
 namespace nmt::train {
 namespace {
 
+// The data's SentencePiece model, which every checkpoint carries so that it translates on its own
+// (checkpoint.h); empty, with a warning, when the data folder has none (shards made by hand).
+std::string vocabulary_to_embed(const std::string& data_dir, const preprocess::Manifest& manifest) {
+  const std::string path = (std::filesystem::path(data_dir) / manifest.vocab_file).string();
+  if (!std::filesystem::exists(path)) {
+    spdlog::warn("{} not found: checkpoints will not carry their SentencePiece model", path);
+    return {};
+  }
+  std::string model = preprocess::Vocabulary::load(path).serialized();
+  const std::string sha = preprocess::Vocabulary::from_serialized(model, path).sha256();
+  if (sha != manifest.vocab_sha256) {
+    throw std::runtime_error(fmt::format(
+        "{} has SHA-256 {}, but the shards' manifest records {}: the data folder mixes two "
+        "preprocessing runs; preprocess it again",
+        path, sha, manifest.vocab_sha256));
+  }
+  return model;
+}
+
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
 
@@ -167,6 +186,7 @@ void Trainer::Impl::setup(const std::string& resume_from) {
   checkpoints = std::make_unique<CheckpointPolicy>(config.checkpoint, t.max_steps);
   skipped = std::make_unique<SkippedUpdates>(t.max_skipped_updates);
   state.vocab_sha256 = train_data.manifest().vocab_sha256;
+  state.vocab_model = vocabulary_to_embed(config.data.dir, train_data.manifest());
 }
 
 // One update. Nothing in it reads a value back from the device but one finite check (the fp16
@@ -497,10 +517,12 @@ TrainResult Trainer::run(bool resume) {
   m.setup(resume && !existing.empty() ? existing.back() : std::string());
   if (resume && !existing.empty()) {
     const std::string vocab_sha256 = m.state.vocab_sha256;  // the shards'
+    std::string vocab_model = std::move(m.state.vocab_model);
     m.state = checkpoint::load_checkpoint(existing.back(), *m.model, &m.adam->state(), m.config);
     checkpoint::check_vocabulary(existing.back(), m.state, vocab_sha256,
                                  m.config.data.dir + " (manifest)");
     m.state.vocab_sha256 = vocab_sha256;
+    m.state.vocab_model = std::move(vocab_model);  // also into checkpoints of older files' runs
     m.batches->seek({m.state.epoch, m.state.batch_in_epoch});
     if (m.comm.is_root()) {
       spdlog::info("resumed from {} at step {} (epoch {}, batch {})", existing.back(), m.state.step,

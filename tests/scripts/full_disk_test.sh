@@ -1,0 +1,78 @@
+#!/usr/bin/env bash
+# The tools on a full disk (issue 17), on a real small tmpfs (as root; skipped, 77, where mounting
+# is not allowed): nmt-preprocess, nmt-train (a checkpoint that no longer fits), nmt-average and
+# nmt-translate --output each exit 1 (never a crash) with an error naming the cause, leave nothing
+# half-written under a final or temporary name, and the last good checkpoint still loads.
+# Usage: full_disk_test.sh BUILD_DIR DATA_DIR
+set -euo pipefail
+build=$1 data=$2
+bin=$build/apps
+[[ -f "$data/val.en.gz" ]] || { echo "Multi30k not found at $data"; exit 77; }
+work=$(mktemp -d)
+small=$work/small
+mkdir -p "$small"
+cleanup() {
+  mountpoint -q "$small" && umount "$small"
+  rm -rf "$work"
+}
+trap cleanup EXIT
+fail() { echo "FAIL: $*"; exit 1; }
+if ! mount -t tmpfs -o size=2m nmt-full-disk-test "$small" 2> /dev/null; then
+  echo "cannot mount a tmpfs here (needs root)"
+  exit 77
+fi
+# Fills what is left of the tmpfs (dd stops at ENOSPC) but KB kilobytes: fill NAME KB.
+fill() {
+  dd if=/dev/zero of="$small/reserve" bs=1k count="$2" 2> /dev/null
+  dd if=/dev/zero of="$small/filler-$1" bs=4k 2> /dev/null || true
+  rm "$small/reserve"
+}
+# expect_full NAME COMMAND...: exit status 1 and "No space left" in its errors.
+expect_full() {
+  local name=$1 rc=0
+  shift
+  "$@" > "$work/$name.out" 2> "$work/$name.err" || rc=$?
+  ((rc == 1)) || fail "$name: exit $rc on a full disk, expected 1: $(tail -5 "$work/$name.err")"
+  grep -q 'No space left' "$work/$name.err" || fail "$name: the error names no cause: $(tail -5 "$work/$name.err")"
+}
+
+# shellcheck source=tests/scripts/tiny_shards.sh
+source "$(dirname "${BASH_SOURCE[0]}")/tiny_shards.sh"
+make_tiny_shards "$bin/nmt-preprocess" "$data" "$work/shards"
+train=("$bin/nmt-train" --data "$work/shards" --run-dir "$small/run" --log-level warn
+  --set model.layers=1 --set model.d_model=32 --set model.d_ff=64 --set model.heads=2
+  --set model.d_k=16 --set model.d_v=16 --set model.max_positions=64 --set data.max_length=64
+  --set data.max_src_tokens=400 --set data.max_tgt_tokens=400 --set train.validate_every=0
+  --set checkpoint.every_steps=1 --set train.threads=1)
+
+# nmt-train: step 1's checkpoint fits, then the disk is full but for 64 KB (run.json and the log
+# fit, a checkpoint does not); resuming to step 3 fails at the save of step 2.
+"${train[@]}" --set train.max_steps=1 > /dev/null || fail "the first checkpoint did not fit"
+good=$small/run/checkpoints/step-00000001.h5
+[[ -s "$good" ]] || fail "no first checkpoint"
+fill train 64
+expect_full train "${train[@]}" --set train.max_steps=3 --resume
+grep -q 'step-00000002.h5' "$work/train.err" || fail "train: the error names no file: $(tail -3 "$work/train.err")"
+ls "$small/run/checkpoints" | grep -v '^step-00000001.h5$' && fail "train: a partial checkpoint was left"
+fill rest 0
+echo 'A man is riding a bike.' > "$work/in.txt"
+"$bin/nmt-translate" --checkpoint "$good" --input "$work/in.txt" --greedy --threads 1 \
+  --log-level warn > "$work/translated.txt" || fail "the last good checkpoint does not load"
+
+# nmt-average onto the full disk.
+mkdir -p "$work/run2/checkpoints"
+cp "$good" "$work/run2/checkpoints/step-00000001.h5"
+cp "$good" "$work/run2/checkpoints/step-00000002.h5"
+expect_full average "$bin/nmt-average" --run-dir "$work/run2" --last 2 --output "$small/averaged.h5"
+ls "$small" | grep -q 'averaged' && fail "average: a file was left: $(ls "$small")"
+
+# nmt-translate --output onto the full disk.
+expect_full translate "$bin/nmt-translate" --checkpoint "$good" --input "$work/in.txt" --greedy \
+  --threads 1 --output "$small/out.txt"
+ls "$small" | grep -q 'out.txt' && fail "translate: a file was left: $(ls "$small")"
+
+# nmt-preprocess onto the full disk: nothing left, neither OUT nor its temporary folder.
+expect_full preprocess "$bin/nmt-preprocess" --out "$small/shards" --vocab-size 400 --log-level warn \
+  --train "$data/val.en.gz" "$data/val.de.gz" --valid "$data/val.en.gz" "$data/val.de.gz"
+ls "$small" | grep -q 'shards' && fail "preprocess: left $(ls "$small")"
+echo ok
