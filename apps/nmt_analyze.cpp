@@ -15,6 +15,7 @@
 #include "eval/analysis_input.h"
 #include "eval/analysis_report.h"
 #include "eval/error_analysis.h"
+#include "eval/tokenizer_13a.h"
 #include "tracker/client/table_format.h"
 #include "tracker/client/tracker_reader.h"
 
@@ -170,9 +171,10 @@ int main(int argc, char** argv) {
   app.add_option("--buckets", o.buckets, "Source-length bucket bounds in words, ascending")
       ->capture_default_str()
       ->check(nmt::parsed_by(parse_buckets));
-  app.add_option("--tokenize", a.bleu.tokenize, "BLEU tokenizer: 13a or none")
+  app.add_option("--tokenize", a.bleu.tokenize, "BLEU tokenizer: 13a, none, intl, char or zh")
       ->capture_default_str()
-      ->check(CLI::IsMember({"13a", "none"}));
+      ->check(CLI::IsMember(std::vector<std::string>(std::begin(nmt::eval::kBleuTokenizers),
+                                                     std::end(nmt::eval::kBleuTokenizers))));
   app.add_option("--chrf-word-order", a.chrf.word_order, "chrF word n-gram order (2: chrF++)")
       ->capture_default_str()
       ->check(CLI::Range(0, 9));

@@ -265,12 +265,11 @@ void warn_tokenized(const Metric& metric, const std::vector<std::string>& hyps) 
     return h.size() >= 2 && h.compare(h.size() - 2, 2, " .") == 0;
   });
   if (count >= 100) {
-    spdlog::warn("That's 100 lines that end in a tokenized period ('.')");
     spdlog::warn(
-        "It looks like you forgot to detokenize your test data, which may hurt your score.");
-    spdlog::warn(
-        "If you insist your data is detokenized, or don't care, you can suppress this "
-        "message with the `force` parameter.");
+        "{} hypothesis lines end in a tokenized period (' .'): is the output still tokenized? "
+        "BLEU of tokenized text is not comparable; detokenize it, or pass --force if it is "
+        "meant to be so",
+        count);
   }
 }
 
@@ -415,6 +414,10 @@ int run(CommandLine cl, BleuOptions bleu, const ChrfOptions& chrf, const TerOpti
   }
   check_combinations(cl);
   const bool paired = cl.paired_ar || cl.paired_bs;
+  if (!cl.langpair.empty() && cl.langpair.find('-') == std::string::npos) {
+    throw nmt::UsageError("-l/--language-pair wants SRC-TRG (e.g. en-de), got '" + cl.langpair +
+                          "'");
+  }
   const std::string target = cl.langpair.substr(cl.langpair.find('-') + 1);
   if (!cl.tokenize) {
     bleu.tokenize = target == "zh"   ? "zh"

@@ -1,8 +1,9 @@
-// nmt-translate: beam search (or greedy) decoding of raw text or of a shard split with a trained
-// or averaged checkpoint; detokenized output, one line per input line, in input order. Text is
-// read as it arrives (common/line_reader.h): on an interactive stream each line is translated and
-// printed once it is complete, on a file in windows of --batch-window lines. A blank line gives an
-// empty line. A source longer than the model's source positions is truncated (default) or, with
+// nmt-translate: decoding of raw text or of a shard split with a trained or averaged checkpoint,
+// by beam search (the paper's) or another strategy (docs/decoding.md); detokenized output, one
+// line per input line, in input order. Text is read as it arrives (common/line_reader.h): on an
+// interactive stream each line is translated and printed once it is complete, on a file in windows
+// of --batch-window lines. A blank line gives an empty line. A source longer than the model's
+// source positions is truncated (default) or, with
 // --long-inputs split, translated in pieces whose translations share its output line. The
 // checkpoint carries its SentencePiece model, so it translates from any folder.
 
@@ -266,7 +267,9 @@ void add_decoding_flags(CLI::App& app, Options& o) {
   app.add_option("--top-p", d.sampling.top_p,
                  "sample: only the smallest set of tokens whose probability reaches p (nucleus)")
       ->capture_default_str();
-  app.add_option("--seed", d.sampling.seed, "sample: the seed; the same seed, the same samples")
+  app.add_option("--seed", d.sampling.seed,
+                 "sample: the seed; the same seed, the same samples of each line (whatever its "
+                 "batch)")
       ->capture_default_str();
   app.add_option("--num-samples", d.sampling.num_samples,
                  "sample: samples drawn per sentence, ranked by score (--nbest of them printed)")
@@ -288,8 +291,10 @@ void add_decoding_flags(CLI::App& app, Options& o) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{"Translate text or a shard split with a checkpoint (beam search, paper settings).",
-               "nmt-translate"};
+  CLI::App app{
+      "Translate text or a shard split with a checkpoint (beam search with the paper's settings, "
+      "or greedy, sampling, diverse beam search: docs/decoding.md).",
+      "nmt-translate"};
   Options o;
   nmt::LogOptions log;
   log.tool = "nmt-translate";

@@ -50,7 +50,7 @@ struct AnalysisInput {
 struct SentenceResult {
   double bleu = 0.0;                           // sentence BLEU, 0..100
   double chrf = 0.0;                           // sentence chrF, 0..100
-  std::size_t hyp_tokens = 0, ref_tokens = 0;  // BLEU's (13a) tokens
+  std::size_t hyp_tokens = 0, ref_tokens = 0;  // tokens as BLEU's tokenizer splits them
   double source_fraction = 0.0;                // of hypothesis words found in the source
   std::optional<Repetition> repetition;
   bool omission = false;

@@ -5,11 +5,11 @@
 //   (\P{N})(\p{P}) -> "\1 \2 "   punctuation split off unless a number precedes it
 //   (\p{P})(\P{N}) -> " \1 \2"   ... or unless a number follows it
 //   (\p{S})        -> " \1 "     every symbol split off
-// The categories come from ICU (u_charType), not a hand-written table; sacreBLEU takes them from
-// the `regex` module's Unicode database, so the two agree wherever ICU's Unicode version (72:
-// Unicode 15.0) and regex's have the same category for a code point (they differ only for code
-// points assigned after Unicode 15). As in mteval-v14 a number followed by a final period keeps it
-// ("in 1990." -> "in 1990.").
+// The categories come from ICU (u_charType) as linked at build time, not a hand-written table;
+// sacreBLEU takes them from the `regex` module's Unicode database, so the two agree wherever
+// their Unicode versions give a code point the same category (Debian bookworm's ICU 72 has
+// Unicode 15.0; code points assigned or recategorised in other versions may differ). As in
+// mteval-v14 a number followed by a final period keeps it ("in 1990." -> "in 1990.").
 
 #include <string>
 #include <string_view>

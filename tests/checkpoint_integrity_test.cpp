@@ -183,11 +183,31 @@ TEST(CheckpointIntegrity, CarriesItsVocabularyAndVerifiesIt) {
   checkpoint::average_checkpoints({a.path, b}, average);
   EXPECT_EQ(checkpoint::read_training_state(average).vocab_model, model_bytes);
 
-  state.vocab_sha256 = sha256_hex(model_bytes + "x");  // what a corrupted model would give
+  // A newer input written without it (before checkpoints carried it): the average keeps it.
+  checkpoint::TrainingState older_format = state;
+  older_format.vocab_model.clear();
+  older_format.step = 9;
+  const std::string newer = dir.file("newer.h5");
+  checkpoint::save_checkpoint(newer, *a.model, nullptr, older_format, a.config);
+  checkpoint::average_checkpoints({a.path, newer}, average);
+  EXPECT_EQ(checkpoint::read_training_state(average).vocab_model, model_bytes);
+
+  // A flipped byte in the stored model: an error naming the file, not a vocabulary used blindly.
   const std::string bad = dir.file("bad.h5");
-  checkpoint::save_checkpoint(bad, *a.model, nullptr, state, a.config);
+  fs::copy_file(a.path, bad);
+  std::string bytes = read_bytes(bad);
+  const auto at = bytes.find(model_bytes);
+  ASSERT_NE(at, std::string::npos);
+  bytes[at + 500] ^= 0x04;
+  std::ofstream(bad, std::ios::binary | std::ios::trunc) << bytes;
   NMT_EXPECT_THROW_WITH(checkpoint::read_training_state(bad), std::runtime_error, "bad.h5",
                         "SentencePiece model stored", state.vocab_sha256.c_str());
+  // A model that is not the recorded one is refused at the save already.
+  state.vocab_sha256 = sha256_hex(model_bytes + "x");
+  NMT_EXPECT_THROW_WITH(
+      checkpoint::save_checkpoint(dir.file("mismatch.h5"), *a.model, nullptr, state, a.config),
+      std::runtime_error, "mismatch.h5", "not the state's vocab_sha256");
+  EXPECT_FALSE(fs::exists(dir.file("mismatch.h5")));
 }
 
 // Trains `config` in `run` with a checkpoint at every step, writing a NaN into the first

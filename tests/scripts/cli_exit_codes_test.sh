@@ -62,7 +62,7 @@ if [[ -n ${bin[nmt-train]:-} ]]; then
   expect 2 "${bin[nmt-train]}" --count-params --device gpu
 fi
 if [[ -n ${bin[nmt-translate]:-} ]]; then
-  expect 2 "${bin[nmt-translate]}" --checkpoint "$work/none.h5" --split test  # --split needs --data
+  expect 2 "${bin[nmt-translate]}" --checkpoint "$work/none.h5" --split test --input "$work/ref"  # one or the other
   expect 2 "${bin[nmt-translate]}" --checkpoint "$work/none.h5" --precision fp8
   expect 2 "${bin[nmt-translate]}" --checkpoint "$work/none.h5" --device cuda:x
   expect 1 "${bin[nmt-translate]}" --checkpoint "$work/none.h5"  # a missing file: an error

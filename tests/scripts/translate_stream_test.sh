@@ -101,6 +101,9 @@ sample=("$bin/nmt-translate" --checkpoint "$ckpt" --input "$work/in.txt" --threa
 "${sample[@]}" --seed 7 > "$work/sample-b.txt"
 "${sample[@]}" --seed 8 > "$work/sample-c.txt"
 cmp -s "$work/sample-a.txt" "$work/sample-b.txt" || fail "the same seed sampled differently"
+# A line's samples do not depend on its batch: one line a window samples as the whole file does.
+"${sample[@]}" --seed 7 --batch-window 1 > "$work/sample-d.txt"
+cmp -s "$work/sample-a.txt" "$work/sample-d.txt" || fail "sampling depends on the batch window"
 cmp -s "$work/sample-a.txt" "$work/sample-c.txt" && fail "two seeds sampled the same 3 lines"
 "$bin/nmt-translate" --checkpoint "$ckpt" --input "$work/in.txt" --threads 1 --log-level warn \
   --strategy diverse-beam --beam 4 --groups 2 --nbest 4 > "$work/diverse.txt"

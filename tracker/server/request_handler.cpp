@@ -100,7 +100,8 @@ bool is_cookie_safe(std::string_view text) {
 
 const char* const kLoginPage =
     "<!doctype html>\n<html><head><meta charset=\"utf-8\"><title>nmt-trackerd: token "
-    "required</title></head>\n<body><h1>This nmt-trackerd requires its token</h1>\n<p>Open "
+    "required</title>\n<link rel=\"icon\" href=\"data:,\"></head>\n<body><h1>This nmt-trackerd "
+    "requires its token</h1>\n<p>Open "
     "<code>/?token=TOKEN</code> once, with TOKEN the contents of the daemon's "
     "<code>--token-file</code>; the browser then keeps it in a cookie for this address.</p>"
     "</body></html>\n";

@@ -55,7 +55,11 @@ void average_checkpoints(const std::vector<std::string>& inputs, const std::stri
           inputs.front(), path, newest.vocab_sha256.empty() ? "unknown" : newest.vocab_sha256,
           state.vocab_sha256.empty() ? "unknown" : state.vocab_sha256));
     }
+    std::string vocab_model = k == 0 ? std::string() : std::move(newest.vocab_model);
     if (k == 0 || state.step >= newest.step) newest = state;
+    // The SentencePiece model of any input (their hashes are equal): an older input may carry it
+    // where the newest, written before checkpoints did, does not.
+    if (newest.vocab_model.empty()) newest.vocab_model = std::move(vocab_model);
     const auto params = model->parameters();
     for (std::size_t i = 0; i < params.size(); ++i) {
       if (k == 0) {

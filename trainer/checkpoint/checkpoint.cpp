@@ -147,6 +147,12 @@ void write_state(Hdf5File& h5, const TrainingState& s, const RunConfig& config) 
   h5.set_attribute("/", "vocab_sha256", s.vocab_sha256);
   h5.set_attribute("/", "config", to_yaml(config));
   if (!s.vocab_model.empty()) {
+    // A mismatch here is a caller's bug; caught now, not as a "corrupt" file at the next load.
+    if (sha256_hex(s.vocab_model) != s.vocab_sha256) {
+      throw std::logic_error(fmt::format(
+          "the SentencePiece model to store has SHA-256 {}, not the state's vocab_sha256 '{}'",
+          sha256_hex(s.vocab_model), s.vocab_sha256));
+    }
     h5.write_array(kVocabModelDataset, reinterpret_cast<const std::uint8_t*>(s.vocab_model.data()),
                    {static_cast<std::int64_t>(s.vocab_model.size())});
   }

@@ -17,6 +17,7 @@
 #include <utility>
 
 #include "preprocess/vocabulary.h"
+#include "trainer/decode/eval_mode.h"
 
 namespace nmt::decode {
 namespace {
@@ -262,8 +263,7 @@ std::vector<std::vector<std::vector<Hypothesis>>> grouped_beam_search(
     throw std::invalid_argument("beam groups must divide the beam size " +
                                 std::to_string(o.beam_size) + ", got " + std::to_string(groups));
   torch::NoGradGuard no_grad;
-  const bool was_training = model->is_training();
-  model->eval();
+  EvalModeScope eval_mode(*model);
   const Shape shape{src.size(0), o.beam_size, groups, o.beam_size / groups};
   const std::int64_t slots = shape.B * shape.K;
   const auto device = src.device();
@@ -294,7 +294,6 @@ std::vector<std::vector<std::vector<Hypothesis>>> grouped_beam_search(
     last = to_tensor(next.last, device);
     beams = std::move(next);
   }
-  if (was_training) model->train();
   std::vector<std::vector<std::vector<Hypothesis>>> finished(static_cast<std::size_t>(shape.B));
   for (std::size_t i = 0; i < states.size(); ++i)
     finished[i / static_cast<std::size_t>(groups)].push_back(std::move(states[i].finished));

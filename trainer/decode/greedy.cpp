@@ -10,6 +10,7 @@
 #include <utility>
 
 #include "preprocess/vocabulary.h"
+#include "trainer/decode/eval_mode.h"
 
 namespace nmt::decode {
 namespace {
@@ -61,8 +62,7 @@ std::vector<Hypothesis> decode_rows(model::Transformer& model, const at::Tensor&
   TORCH_CHECK(static_cast<std::int64_t>(rows.max_lengths.size()) == src.size(0),
               "decode_rows needs one length cap per sentence");
   torch::NoGradGuard no_grad;
-  const bool was_training = model->is_training();
-  model->eval();
+  EvalModeScope eval_mode(*model);
   const auto device = src.device();
   const auto total = src.size(0) * rows.copies;
   const auto expand = at::arange(src.size(0), at::TensorOptions().dtype(at::kLong).device(device))
@@ -100,7 +100,6 @@ std::vector<Hypothesis> decode_rows(model::Transformer& model, const at::Tensor&
     if (keep.size(0) < tokens.size(0)) cache.reorder(keep);
     last = tokens.index_select(0, keep);  // [live]
   }
-  if (was_training) model->train();
   return out;
 }
 

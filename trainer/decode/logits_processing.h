@@ -10,7 +10,8 @@
 //    in the hypothesis gets -inf;
 //  - temperature, top-k (Fan et al. 2018) and top-p / nucleus (Holtzman et al. 2020) shaping of
 //    the distribution that sampling draws from.
-// None of them touches EOS unless the hypothesis holds it (hypotheses here never do).
+// The repetition options never touch EOS (hypotheses here never hold it); temperature, top-k and
+// top-p shape EOS's probability like any other token's (top-k or top-p may cut it off).
 
 #include <ATen/core/Tensor.h>
 

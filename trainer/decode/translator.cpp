@@ -19,6 +19,15 @@
 namespace nmt::decode {
 namespace {
 
+// The seed of one source's sampling generator: the run's seed and the source's key mixed by
+// SplitMix64's finaliser, so that nearby keys get unrelated streams.
+std::uint64_t sample_seed(std::uint64_t seed, std::uint64_t key) {
+  std::uint64_t z = seed + 0x9E3779B97F4A7C15ULL * (key + 1);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+  return z ^ (z >> 31);
+}
+
 // [rows, longest + 1] with EOS after each source, padded with 0.
 at::Tensor source_batch(const std::vector<std::vector<std::int64_t>>& sources) {
   std::size_t longest = 0;
@@ -97,11 +106,7 @@ std::vector<std::vector<std::int64_t>> split_source(const std::vector<std::int64
 
 Translator::Translator(model::Transformer model, const preprocess::Vocabulary& vocab,
                        c10::Device device, TranslateOptions options)
-    : model_(std::move(model)),
-      vocab_(vocab),
-      device_(device),
-      options_(options),
-      generator_(seeded_generator(device, options_.decode.sampling.seed)) {
+    : model_(std::move(model)), vocab_(vocab), device_(device), options_(options) {
   options_.decode.validate();
   model_->to(device_);
   model_->eval();
@@ -136,14 +141,24 @@ void Translator::truncate(std::vector<std::int64_t>& ids, std::int64_t line_numb
 }
 
 std::vector<std::vector<Hypothesis>> Translator::translate_batch(
-    const std::vector<std::vector<std::int64_t>>& sources) {
-  const auto src = source_batch(sources).to(device_);
+    const std::vector<std::vector<std::int64_t>>& sources, const std::vector<std::uint64_t>& keys) {
+  const auto src = source_batch(sources).to(device_);  // [batch, src_len]
   runtime::AutocastScope autocast(options_.precision, device_);
-  return decode(model_, src, options_.decode, &generator_);
+  if (options_.decode.strategy != Strategy::kSample) return decode(model_, src, options_.decode);
+  // One generator per source, so that its samples are the same whatever batch it is in.
+  std::vector<std::vector<Hypothesis>> out;
+  for (std::int64_t i = 0; i < src.size(0); ++i) {
+    auto generator = seeded_generator(
+        device_, sample_seed(options_.decode.sampling.seed, keys[static_cast<std::size_t>(i)]));
+    auto one = decode(model_, src.narrow(0, i, 1), options_.decode, &generator);  // [1, src_len]
+    out.push_back(std::move(one.front()));
+  }
+  return out;
 }
 
 std::vector<std::vector<Hypothesis>> Translator::translate_ids(
-    const std::vector<std::vector<std::int64_t>>& sources) {
+    const std::vector<std::vector<std::int64_t>>& sources, const std::vector<std::uint64_t>& keys) {
+  TORCH_CHECK(keys.empty() || keys.size() == sources.size(), "one key per source");
   std::vector<std::size_t> order(sources.size());
   std::iota(order.begin(), order.end(), 0);
   std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
@@ -161,8 +176,12 @@ std::vector<std::vector<Hypothesis>> Translator::translate_ids(
       ++end;
     }
     std::vector<std::vector<std::int64_t>> batch;
-    for (std::size_t i = start; i < end; ++i) batch.push_back(sources[order[i]]);
-    auto decoded = translate_batch(batch);
+    std::vector<std::uint64_t> batch_keys;
+    for (std::size_t i = start; i < end; ++i) {
+      batch.push_back(sources[order[i]]);
+      batch_keys.push_back(keys.empty() ? order[i] : keys[order[i]]);
+    }
+    auto decoded = translate_batch(batch, batch_keys);
     for (std::size_t i = start; i < end; ++i) results[order[i]] = std::move(decoded[i - start]);
     start = end;
     progress.update(static_cast<std::int64_t>(start),
@@ -176,12 +195,17 @@ std::vector<Translation> Translator::translate_sources(
     const std::vector<std::vector<std::int64_t>>& sources, std::int64_t first_line) {
   const auto limit = source_limit();
   std::vector<std::vector<std::int64_t>> pieces;
+  std::vector<std::uint64_t> keys;    // sampling's: (line, piece)
   std::vector<std::size_t> first{0};  // the pieces of source i are [first[i], first[i + 1])
   for (std::size_t i = 0; i < sources.size(); ++i) {
     const auto line = static_cast<std::int64_t>(i) + first_line;
+    const auto key = [&] {
+      return (static_cast<std::uint64_t>(line) << 16) + (pieces.size() - first.back());
+    };
     if (sources[i].empty()) {
       // Nothing to translate: an empty line out, not the model's guess at an empty sentence.
     } else if (sources[i].size() <= limit || options_.long_inputs == LongInputs::kTruncate) {
+      keys.push_back(key());
       pieces.push_back(sources[i]);
       truncate(pieces.back(), line);
     } else {
@@ -191,11 +215,14 @@ std::vector<Translation> Translator::translate_sources(
           "translated in {} pieces",
           line, sources[i].size(), model_->config().max_positions, parts.size());
       ++split_;
-      for (auto& part : parts) pieces.push_back(std::move(part));
+      for (auto& part : parts) {
+        keys.push_back(key());
+        pieces.push_back(std::move(part));
+      }
     }
     first.push_back(pieces.size());
   }
-  auto results = translate_ids(pieces);
+  auto results = translate_ids(pieces, keys);
   const auto text = [&](const Hypothesis& h) {
     return vocab_.decode({h.tokens.begin(), h.tokens.end()});
   };

@@ -5,7 +5,6 @@
 // A source longer than the model's source positions is truncated (the default, with a warning) or
 // split into pieces that fit, translated piece by piece and joined (LongInputs).
 
-#include <ATen/core/Generator.h>
 #include <c10/core/Device.h>
 
 #include <cstdint>
@@ -72,11 +71,16 @@ class Translator {
              TranslateOptions options);
 
   // Sources as subword ids without EOS, each at most source_limit() long; results in input order.
+  // Sampling draws each source's tokens from its own generator, seeded from the sampling seed and
+  // `keys[i]` (default: i), so a source's samples do not depend on which others share its batch.
   std::vector<std::vector<Hypothesis>> translate_ids(
-      const std::vector<std::vector<std::int64_t>>& sources);
+      const std::vector<std::vector<std::int64_t>>& sources,
+      const std::vector<std::uint64_t>& keys = {});
   // Sources of any length, as subword ids without EOS; detokenized results in input order. A
   // source longer than source_limit() is truncated or split as TranslateOptions::long_inputs says
-  // (source i is named as line i + first_line in the log). An empty source is not decoded: its
+  // (source i is named as line i + first_line in the log; sampling keys its generator by that line
+  // number and the piece, so a line samples the same in any window). An empty source is not
+  // decoded: its
   // translation is one empty hypothesis (score 0) with an empty text, and pieces 0.
   std::vector<Translation> translate_sources(const std::vector<std::vector<std::int64_t>>& sources,
                                              std::int64_t first_line = 1);
@@ -103,14 +107,14 @@ class Translator {
 
  private:
   std::vector<std::vector<Hypothesis>> translate_batch(
-      const std::vector<std::vector<std::int64_t>>& sources);
+      const std::vector<std::vector<std::int64_t>>& sources,
+      const std::vector<std::uint64_t>& keys);
   void truncate(std::vector<std::int64_t>& ids, std::int64_t line_number) const;
 
   model::Transformer model_;
   const preprocess::Vocabulary& vocab_;
   c10::Device device_;
   TranslateOptions options_;
-  at::Generator generator_;  // sampling's one random stream for the whole run (decode.h)
   mutable std::int64_t truncated_ = 0;
   std::int64_t split_ = 0;
 };
