@@ -24,6 +24,7 @@
 
 #include "preprocess/vocabulary.h"
 #include "test_utils.h"
+#include "tests/tiny_decoding.h"
 #include "trainer/decode/beam_search.h"
 #include "trainer/decode/decode.h"
 #include "trainer/decode/diverse_beam.h"
@@ -36,34 +37,6 @@ namespace nmt::decode {
 namespace {
 
 constexpr float kInf = std::numeric_limits<float>::infinity();
-
-model::ModelConfig tiny() {
-  model::ModelConfig c;
-  c.vocab_size = 40;
-  c.layers = 2;
-  c.d_model = 32;
-  c.d_ff = 64;
-  c.heads = 4;
-  c.d_k = c.d_v = 8;
-  c.dropout = 0.0;
-  c.max_positions = 64;
-  return c;
-}
-
-model::Transformer random_model(std::uint64_t seed) {
-  torch::manual_seed(seed);
-  model::Transformer m(tiny());
-  m->eval();
-  return m;
-}
-
-// Sources with EOS, padded: lengths 5, 2 and 7.
-at::Tensor sources() {
-  return at::tensor(std::vector<std::int64_t>{5,  6,  7,  8,  9,  3,  0,  0,  //
-                                              10, 11, 3,  0,  0,  0,  0,  0,  //
-                                              12, 13, 14, 15, 16, 17, 18, 3})
-      .reshape({3, 8});
-}
 
 std::vector<std::int64_t> row_values(const at::Tensor& row) {
   const auto r = row.to(at::kLong).contiguous();

@@ -20,6 +20,7 @@
 
 #include "preprocess/vocabulary.h"
 #include "test_utils.h"
+#include "tests/tiny_decoding.h"
 #include "trainer/checkpoint/averaging.h"
 #include "trainer/checkpoint/checkpoint.h"
 #include "trainer/decode/attention_svg.h"
@@ -32,34 +33,6 @@ namespace nmt::decode {
 namespace {
 
 namespace fs = std::filesystem;
-
-model::ModelConfig tiny() {
-  model::ModelConfig c;
-  c.vocab_size = 40;
-  c.layers = 2;
-  c.d_model = 32;
-  c.d_ff = 64;
-  c.heads = 4;
-  c.d_k = c.d_v = 8;
-  c.dropout = 0.0;
-  c.max_positions = 64;
-  return c;
-}
-
-model::Transformer random_model(std::uint64_t seed) {
-  torch::manual_seed(seed);
-  model::Transformer m(tiny());
-  m->eval();
-  return m;
-}
-
-// Sources with EOS, padded: lengths 5, 2 and 7.
-at::Tensor sources() {
-  return at::tensor(std::vector<std::int64_t>{5,  6,  7,  8,  9,  3,  0,  0,  //
-                                              10, 11, 3,  0,  0,  0,  0,  0,  //
-                                              12, 13, 14, 15, 16, 17, 18, 3})
-      .reshape({3, 8});
-}
 
 // Greedy decoding by recomputing the whole decoder at every step (no cache).
 std::vector<std::int64_t> uncached_greedy(model::Transformer& m, const at::Tensor& src,

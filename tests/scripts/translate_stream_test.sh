@@ -26,12 +26,7 @@ fail() { echo "FAIL: $*"; exit 1; }
 # shellcheck source=tests/scripts/tiny_shards.sh
 source "$(dirname "${BASH_SOURCE[0]}")/tiny_shards.sh"
 make_tiny_shards "$bin/nmt-preprocess" "$data" "$work/shards"
-"$bin/nmt-train" --data "$work/shards" --run-dir "$work/run" --log-level warn \
-  --set model.layers=1 --set model.d_model=32 --set model.d_ff=64 --set model.heads=2 \
-  --set model.d_k=16 --set model.d_v=16 --set model.max_positions=64 \
-  --set data.max_length=64 --set data.max_src_tokens=400 --set data.max_tgt_tokens=400 \
-  --set train.max_steps=2 --set checkpoint.every_steps=1 --set train.validate_every=0 \
-  --set train.threads=1 > /dev/null
+train_tiny_model "$bin/nmt-train" "$work/shards" "$work/run" --set checkpoint.every_steps=1
 "$bin/nmt-average" --run-dir "$work/run" --last 2 --output "$work/run/averaged.h5" --log-level warn
 translate=("$bin/nmt-translate" --greedy --threads 1 --log-level warn)
 printf 'A man is riding a bike.\nTwo women walk.\nA dog runs in the park.\n' > "$work/in.txt"

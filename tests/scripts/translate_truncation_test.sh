@@ -16,11 +16,7 @@ fail() { echo "FAIL: $*"; exit 1; }
 # shellcheck source=tests/scripts/tiny_shards.sh
 source "$(dirname "${BASH_SOURCE[0]}")/tiny_shards.sh"
 make_tiny_shards "$bin/nmt-preprocess" "$data" "$work/shards"
-"$bin/nmt-train" --data "$work/shards" --run-dir "$work/run" --log-level warn \
-  --set model.layers=1 --set model.d_model=32 --set model.d_ff=64 --set model.heads=2 \
-  --set model.d_k=16 --set model.d_v=16 --set model.max_positions=64 \
-  --set data.max_length=64 --set data.max_src_tokens=400 --set data.max_tgt_tokens=400 \
-  --set train.max_steps=2 --set train.validate_every=0 --set train.threads=1 > /dev/null
+train_tiny_model "$bin/nmt-train" "$work/shards" "$work/run"
 {
   echo "A man is riding a bike."
   for _ in $(seq 1 200); do printf 'dog '; done
