@@ -15,6 +15,7 @@
 #include "common/cli.h"
 #include "tracker/store/schema.h"
 #include "trainer/dist/mpi_context.h"
+#include "trainer/runtime/allocator.h"
 #include "trainer/runtime/blas_backend.h"
 #include "trainer/runtime/cuda_info.h"
 #include "trainer/runtime/device.h"
@@ -56,6 +57,7 @@ nlohmann::json collect(const Options& options) {
   info["cuda"] = cuda_json(nmt::runtime::cuda_info());
   info["blas"] = {{"backend", blas.name}, {"library", blas.library}};
   info["intra_op_threads"] = at::get_num_threads();
+  info["malloc"] = nmt::runtime::malloc_implementation();
   info["device"] = nmt::runtime::describe_device(device);
   info["mpi"] = nmt::dist::MpiContext::library_version();
   info["hdf5"] = fmt::format("{}.{}.{}", h5_major, h5_minor, h5_release);

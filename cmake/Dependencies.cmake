@@ -51,6 +51,11 @@ nmt_require(MPI_C_FOUND libopenmpi-dev "Open MPI (mpicc and headers)")
 find_program(NMT_MPIEXEC NAMES mpirun mpiexec HINTS ${MPIEXEC_EXECUTABLE})
 nmt_require(NMT_MPIEXEC openmpi-bin "mpirun")
 
+# tcmalloc (gperftools) for the LibTorch tools: glibc's malloc maps and unmaps every large tensor
+# (page faults on each step) and its bins search showed up in profiles; with tcmalloc a training
+# step of configs/multi30k*.yaml on 2 cores took 0.53-0.86x the time (bench/allocator_bench.sh).
+find_library(NMT_TCMALLOC_LIBRARY NAMES tcmalloc_minimal)
+nmt_require(NMT_TCMALLOC_LIBRARY libgoogle-perftools-dev "tcmalloc (libtcmalloc_minimal)")
 find_package(HDF5 QUIET COMPONENTS C)
 nmt_require(HDF5_FOUND libhdf5-dev "HDF5 C library")
 

@@ -26,6 +26,19 @@ function(nmt_use_torch_pch target)
   target_precompile_headers(${target} REUSE_FROM nmt_trainer)
 endfunction()
 
+# Executables that run LibTorch take their malloc from tcmalloc (cmake/Dependencies.cmake). Linked
+# without --as-needed: nothing calls it by name, it replaces malloc and free for the process.
+function(nmt_use_tcmalloc target)
+  target_link_libraries(${target} PRIVATE "-Wl,--push-state,--no-as-needed"
+                                          ${NMT_TCMALLOC_LIBRARY} "-Wl,--pop-state")
+endfunction()
+
+# An executable that runs LibTorch: the shared precompiled header and tcmalloc.
+function(nmt_torch_executable target)
+  nmt_use_torch_pch(${target})
+  nmt_use_tcmalloc(${target})
+endfunction()
+
 # An executable named like the tool (nmt-foo) whose main lives in apps/. Every tool answers --help;
 # a CTest case checks that it does.
 function(nmt_add_tool name source)

@@ -11,7 +11,7 @@
 #                         it keeps running, see below)
 #   NMT_QUICKSTART_CONFIG run config (default configs/multi30k-quick.yaml)
 #   NMT_QUICKSTART_SET    extra "--set key=value" arguments for nmt-train (the CTest uses it)
-#   NMT_VOCAB_SIZE        joint BPE size (default 8000)
+#   NMT_VOCAB_SIZE        joint BPE size (default: the config's model.vocab_size, else 8000)
 #   NMT_AVERAGE_LAST      checkpoints to average (default 5)
 #   NMT_LIBTORCH_LINE     current (the default: build-current/, the pinned CUDA LibTorch, whose CPU
 #                         kernels trained 1.45-1.48x faster here than Debian's; bench/libtorch_lines.sh)
@@ -26,7 +26,9 @@ root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 data=$(realpath -m "${NMT_DATA_DIR:-$root/../shared/data/multi30k}")
 work=$(realpath -m "${NMT_WORK_DIR:-$root/runs}")
 config=${NMT_QUICKSTART_CONFIG:-$root/configs/multi30k-quick.yaml}
-vocab=${NMT_VOCAB_SIZE:-8000}
+# The config's model.vocab_size names the BPE size it was chosen with (training takes the shards').
+config_vocab=$(sed -n 's/^  vocab_size: *\([0-9][0-9]*\).*/\1/p' "$config" | head -1)
+vocab=${NMT_VOCAB_SIZE:-${config_vocab:-8000}}
 source "$root/jobs/libtorch_line.sh"
 if (($# > 0)); then
   parse_libtorch_line "$@"

@@ -74,7 +74,7 @@ MultiHeadAttentionImpl::MultiHeadAttentionImpl(std::int64_t d_model, std::int64_
   w_k_ = register_module("w_k", torch::nn::Linear(d_model, heads * d_k));
   w_v_ = register_module("w_v", torch::nn::Linear(d_model, heads * d_v));
   w_o_ = register_module("w_o", torch::nn::Linear(heads * d_v, d_model));
-  dropout_ = register_module("dropout", torch::nn::Dropout(dropout));
+  dropout_ = register_module("dropout", Dropout(dropout));
   // Glorot/Xavier uniform weights, zero biases (LibTorch's default is Kaiming uniform).
   for (auto* linear : {&w_q_, &w_k_, &w_v_, &w_o_}) {
     torch::nn::init::xavier_uniform_((*linear)->weight);

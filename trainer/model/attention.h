@@ -3,8 +3,8 @@
 // The per-head widths d_k and d_v are independent of d_model / h (Table 3 rows A and B vary them).
 
 #include <torch/nn/module.h>
-#include <torch/nn/modules/dropout.h>
 #include <torch/nn/modules/linear.h>
+#include "trainer/model/dropout.h"
 
 #include <cstdint>
 
@@ -65,7 +65,7 @@ class MultiHeadAttentionImpl : public torch::nn::Module {
 
   std::int64_t heads_, d_k_, d_v_;
   torch::nn::Linear w_q_{nullptr}, w_k_{nullptr}, w_v_{nullptr}, w_o_{nullptr};
-  torch::nn::Dropout dropout_{nullptr};
+  Dropout dropout_{nullptr};
   bool keep_weights_ = false;
   torch::Tensor last_weights_;
 };

@@ -33,7 +33,7 @@ DecoderLayerImpl::DecoderLayerImpl(const ModelConfig& config) : placement_(norm_
   norm1_ = register_module("norm1", make_layer_norm(config));
   norm2_ = register_module("norm2", make_layer_norm(config));
   norm3_ = register_module("norm3", make_layer_norm(config));
-  dropout_ = register_module("dropout", torch::nn::Dropout(config.dropout));
+  dropout_ = register_module("dropout", Dropout(config.dropout));
 }
 
 torch::Tensor DecoderLayerImpl::feed_forward(const torch::Tensor& x) {

@@ -5,8 +5,8 @@
 
 #include <torch/nn/module.h>
 #include <torch/nn/modules/container/modulelist.h>
-#include <torch/nn/modules/dropout.h>
 #include <torch/nn/modules/normalization.h>
+#include "trainer/model/dropout.h"
 
 #include <cstdint>
 #include <vector>
@@ -62,7 +62,7 @@ class DecoderLayerImpl : public torch::nn::Module {
   MultiHeadAttention self_attn_{nullptr}, cross_attn_{nullptr};
   FeedForward ffn_{nullptr};
   torch::nn::LayerNorm norm1_{nullptr}, norm2_{nullptr}, norm3_{nullptr};
-  torch::nn::Dropout dropout_{nullptr};
+  Dropout dropout_{nullptr};
 };
 TORCH_MODULE(DecoderLayer);
 

@@ -12,7 +12,7 @@ EncoderLayerImpl::EncoderLayerImpl(const ModelConfig& config) : placement_(norm_
   ffn_ = register_module("ffn", FeedForward(config.d_model, config.d_ff, config.ffn_dropout));
   norm1_ = register_module("norm1", make_layer_norm(config));
   norm2_ = register_module("norm2", make_layer_norm(config));
-  dropout_ = register_module("dropout", torch::nn::Dropout(config.dropout));
+  dropout_ = register_module("dropout", Dropout(config.dropout));
 }
 
 torch::Tensor EncoderLayerImpl::forward(const torch::Tensor& x, const AttentionMask& mask) {

@@ -4,8 +4,8 @@
 
 #include <torch/nn/module.h>
 #include <torch/nn/modules/container/modulelist.h>
-#include <torch/nn/modules/dropout.h>
 #include <torch/nn/modules/normalization.h>
+#include "trainer/model/dropout.h"
 
 #include "trainer/model/attention.h"
 #include "trainer/model/feed_forward.h"
@@ -26,7 +26,7 @@ class EncoderLayerImpl : public torch::nn::Module {
   MultiHeadAttention self_attn_{nullptr};
   FeedForward ffn_{nullptr};
   torch::nn::LayerNorm norm1_{nullptr}, norm2_{nullptr};
-  torch::nn::Dropout dropout_{nullptr};
+  Dropout dropout_{nullptr};
 };
 TORCH_MODULE(EncoderLayer);
 

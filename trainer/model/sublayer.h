@@ -3,8 +3,8 @@
 // post-norm LayerNorm(x + Dropout(Sublayer(x))) as in the paper, or the pre-norm variant
 // x + Dropout(Sublayer(LayerNorm(x))) (ModelConfig::norm), whose stacks end in a final LayerNorm.
 
-#include <torch/nn/modules/dropout.h>
 #include <torch/nn/modules/normalization.h>
+#include "trainer/model/dropout.h"
 
 #include "trainer/model/model_config.h"
 
@@ -22,8 +22,8 @@ inline torch::nn::LayerNorm make_layer_norm(const ModelConfig& config) {
 // x [batch, len, d_model] -> [batch, len, d_model]; `sublayer` maps [batch, len, d_model] to
 // the same shape.
 template <typename Sublayer>
-torch::Tensor residual(const torch::Tensor& x, torch::nn::LayerNorm& norm,
-                       torch::nn::Dropout& dropout, NormPlacement placement, Sublayer&& sublayer) {
+torch::Tensor residual(const torch::Tensor& x, torch::nn::LayerNorm& norm, Dropout& dropout,
+                       NormPlacement placement, Sublayer&& sublayer) {
   if (placement == NormPlacement::kPre) return x + dropout(sublayer(norm(x)));
   return norm(x + dropout(sublayer(x)));
 }

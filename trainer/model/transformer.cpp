@@ -35,7 +35,7 @@ TransformerImpl::TransformerImpl(const ModelConfig& config) : config_(config) {
   }
   encoder_positions_ = register_module("encoder_positions", PositionalEncoding(config_));
   decoder_positions_ = register_module("decoder_positions", PositionalEncoding(config_));
-  dropout_ = register_module("dropout", torch::nn::Dropout(config_.dropout));
+  dropout_ = register_module("dropout", Dropout(config_.dropout));
   encoder_ = register_module("encoder", Encoder(config_));
   decoder_ = register_module("decoder", Decoder(config_));
   if (config_.embedding_sharing == EmbeddingSharing::kNone) {

@@ -8,8 +8,8 @@
 // "decoder_positions"; "encoder" and "decoder", each with "layers.<i>" and, pre-norm only, "norm".
 
 #include <torch/nn/module.h>
-#include <torch/nn/modules/dropout.h>
 #include <torch/nn/modules/linear.h>
+#include "trainer/model/dropout.h"
 
 #include <cstdint>
 
@@ -63,7 +63,7 @@ class TransformerImpl : public torch::nn::Module {
   ScaledEmbedding src_embedding_{nullptr}, tgt_embedding_{nullptr};  // one module under "all"
   torch::nn::Linear output_projection_{nullptr};                     // "none" only
   PositionalEncoding encoder_positions_{nullptr}, decoder_positions_{nullptr};
-  torch::nn::Dropout dropout_{nullptr};
+  Dropout dropout_{nullptr};
   Encoder encoder_{nullptr};
   Decoder decoder_{nullptr};
 };

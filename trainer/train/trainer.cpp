@@ -22,6 +22,7 @@
 #include "trainer/optim/gradients.h"
 #include "trainer/optim/label_smoothing.h"
 #include "trainer/optim/noam_schedule.h"
+#include "trainer/runtime/allocator.h"
 #include "trainer/runtime/blas_backend.h"
 #include "trainer/runtime/cuda_info.h"
 #include "trainer/runtime/device.h"
@@ -537,7 +538,8 @@ TrainResult Trainer::run(bool resume) {
   if (m.on_start) m.on_start(m.config);
   TrainResult result;
   for (const auto& p : m.model->parameters()) result.parameters += p.numel();
-  spdlog::info("model: {} parameters on {}", result.parameters, runtime::describe_device(m.device));
+  spdlog::info("model: {} parameters on {} (malloc: {})", result.parameters,
+               runtime::describe_device(m.device), runtime::malloc_implementation());
   m.model->train();
   const auto& t = m.config.train;
   const std::int64_t first_step = m.state.step;
