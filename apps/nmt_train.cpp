@@ -144,7 +144,8 @@ int train(nmt::RunConfig config, const Options& o, const nmt::dist::Communicator
     return code;
   }
   if (result.steps_this_process == 0) {
-    std::cout << fmt::format("nothing to train: {} already reached train.max_steps {}\n", run_dir,
+    std::cout << fmt::format("nothing to train: {} already reached {} (step {})\n", run_dir,
+                             result.out_of_time ? "train.max_minutes" : "train.max_steps",
                              result.steps);
     return 0;
   }
@@ -155,10 +156,11 @@ int train(nmt::RunConfig config, const Options& o, const nmt::dist::Communicator
                         std::exp(result.best_valid_nll))
           : std::string("no validation during training");
   std::cout << fmt::format(
-      "trained {} steps in {:.1f} s (step {} reached); last loss {:.4f}; {}; {} parameters; {} "
+      "trained {} steps in {:.1f} s (step {} reached{}); last loss {:.4f}; {}; {} parameters; {} "
       "rank(s), {:.1f}% of "
       "step time waiting on all-reduce; run directory {}\n",
-      result.steps_this_process, result.seconds, result.steps, result.last_train_loss, validation,
+      result.steps_this_process, result.seconds, result.steps,
+      result.out_of_time ? ", at train.max_minutes" : "", result.last_train_loss, validation,
       result.parameters, world.size(), 100.0 * result.allreduce_fraction, run_dir);
   return 0;
 }

@@ -2,7 +2,7 @@
 # Data-parallel training on this machine: N MPI ranks of nmt-train, each with an equal share of the
 # cores (or, with CUDA, one GPU per rank by local rank).
 # Usage: jobs/train_mpirun.sh N [nmt-train arguments...]
-#   e.g. jobs/train_mpirun.sh 2 --config configs/multi30k.yaml --data runs/data/multi30k-bpe8000 \
+#   e.g. jobs/train_mpirun.sh 2 --config configs/multi30k.yaml --data runs/data/multi30k-bpe4000 \
 #          --run-dir runs/dp2
 # An update holds train.update_batches batches of data.max_*_tokens (default: accumulation x N at
 # the start of a fresh run), the same updates on any N; a resume on another N keeps them.

@@ -228,6 +228,31 @@ TEST(Trainer, StopSignalCheckpointsAtTheUpdateAndResumeIsBitIdentical) {
   EXPECT_EQ(again.steps_this_process, 0);
 }
 
+// train.max_minutes ends a run like max_steps does, at the first update past the budget (here the
+// first: any update takes longer than 1e-9 minutes), with its last checkpoint; a resumed run whose
+// budget is spent trains nothing; a budget it stays within changes nothing.
+TEST(Trainer, TimeBudgetEndsTheRunWithItsLastCheckpoint) {
+  TempDir dir;
+  auto config = tiny_config(write_data(dir, 32));
+  config.train.max_steps = 20;
+  config.train.max_minutes = 1e-9;
+  const std::string run = dir.file("budget");
+  const auto ended = train::Trainer(config, run, sink_in(run)).run(false);
+  EXPECT_TRUE(ended.out_of_time);
+  EXPECT_EQ(ended.stopped, StopReason::kNone);
+  EXPECT_EQ(ended.steps, 1);
+  EXPECT_TRUE(fs::exists(checkpoint::checkpoint_path(run, 1))) << "the last checkpoint";
+  const auto again = train::Trainer(config, run, sink_in(run)).run(true);
+  EXPECT_TRUE(again.out_of_time);
+  EXPECT_EQ(again.steps_this_process, 0);
+
+  config.train.max_minutes = 600;
+  const std::string within = dir.file("within");
+  const auto full = train::Trainer(config, within, sink_in(within)).run(false);
+  EXPECT_FALSE(full.out_of_time);
+  EXPECT_EQ(full.steps, 20);
+}
+
 // run.json: a fresh run draws a uid; --resume of its directory continues it as the next attempt;
 // a fresh start draws another; a damaged file is an error naming it.
 TEST(RunIdentity, FreshRunsDrawAUidAndResumesCountAttempts) {

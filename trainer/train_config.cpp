@@ -50,6 +50,7 @@ void fields(V& v, DataConfig& d) {
 template <typename V>
 void fields(V& v, TrainConfig& t) {
   v("max_steps", t.max_steps);
+  v("max_minutes", t.max_minutes);
   v("accumulation", t.accumulation);
   v("update_batches", t.update_batches);
   v("lr_factor", t.lr_factor);
@@ -242,6 +243,7 @@ void TrainConfig::validate() const {
   require(max_steps >= 1, "train.max_steps", "must be positive");
   require(accumulation >= 1, "train.accumulation", "must be positive");
   require(update_batches >= 0, "train.update_batches", "must be >= 0 (0: accumulation x ranks)");
+  require(max_minutes >= 0, "train.max_minutes", "must be >= 0 (0: no time budget)");
   require(lr_factor > 0, "train.lr_factor", "must be positive");
   require(warmup_steps >= 1, "train.warmup_steps", "must be positive");
   require(adam_beta1 >= 0 && adam_beta1 < 1 && adam_beta2 >= 0 && adam_beta2 < 1,

@@ -26,8 +26,12 @@ struct DataConfig {
 
 struct TrainConfig {
   std::int64_t max_steps = 100000;  // parameter updates (base: 100k; big: 300k)
-  std::int64_t accumulation = 1;    // batches per update per rank, to reach 25k tokens on fewer
-                                    // devices; with update_batches set, derived from it
+  // A training-time budget (minutes, over all processes of the run; 0: none): the run ends at the
+  // first update past it, as it would at max_steps (last checkpoint, validation), so that a recipe
+  // sized for one machine still ends in time on a slower one, with fewer updates.
+  double max_minutes = 0.0;
+  std::int64_t accumulation = 1;  // batches per update per rank, to reach 25k tokens on fewer
+                                  // devices; with update_batches set, derived from it
   // Batches in one update over all ranks: the update's data, and so the sample order, do not
   // depend on the number of ranks (a run requeued on 1, 2 or 4 ranks sees the same updates), and
   // each rank takes update_batches / ranks of them. 0: accumulation x ranks, fixed when a fresh

@@ -71,6 +71,7 @@ struct UpdateStats {
   double grad_norm = std::nan("");      // before clipping; NaN when not read (fp16)
   double allreduce_seconds = 0.0;       // this rank's wait for the gradient all-reduce
   bool checkpoint_by_time = false;      // rank 0's clock decides, so every rank agrees
+  bool out_of_time = false;             // train.max_minutes spent (rank 0's clock, agreed)
   StopReason stop = StopReason::kNone;  // a stop signal on any rank: every rank stops here
 };
 
@@ -123,6 +124,7 @@ struct Trainer::Impl {
   Trainer::GradientHook after_backward;            // tests: fault injection
 
   void setup(const std::string& resume_from);
+  bool time_budget_spent() const;
   void setup_data_parallel();
   UpdateStats update();
   double gradient_norm() const;
@@ -228,15 +230,21 @@ UpdateStats Trainer::Impl::update() {
     reducer->finish();
     u.allreduce_seconds = comm.take_wait_seconds();
     const bool by_time = comm.is_root() && checkpoints->time_is_up();
+    const bool spent = comm.is_root() && time_budget_spent();
     std::vector<double> sums = {static_cast<double>(u.tgt_tokens),
-                                static_cast<double>(u.src_tokens), by_time ? 1.0 : 0.0,
+                                static_cast<double>(u.src_tokens),
+                                by_time ? 1.0 : 0.0,
                                 u.stop == StopReason::kPreempted ? 1.0 : 0.0,
-                                u.stop == StopReason::kInterrupted ? 1.0 : 0.0};
+                                u.stop == StopReason::kInterrupted ? 1.0 : 0.0,
+                                spent ? 1.0 : 0.0};
     comm.allreduce_sum(sums);
     u.tgt_tokens = static_cast<std::int64_t>(sums[0]);
     u.src_tokens = static_cast<std::int64_t>(sums[1]);
     u.checkpoint_by_time = sums[2] > 0;
     u.stop = agreed_stop(sums[3], sums[4]);
+    u.out_of_time = sums[5] > 0;
+  } else {
+    u.out_of_time = time_budget_spent();
   }
   // Token-averaged gradients: the update's loss is the mean over all its target tokens (of all
   // ranks: the reducer left the sum over ranks in .grad). The division shares the scaler's pass.
@@ -292,6 +300,12 @@ double Trainer::Impl::validation_bleu() {
   settings.sentences = t.valid_bleu_sentences;
   settings.precision = precision;
   return split_bleu(model, valid_data, *vocab, device, settings);
+}
+
+// train.max_minutes: this run's training time, earlier processes' included, against the budget.
+bool Trainer::Impl::time_budget_spent() const {
+  const double budget = config.train.max_minutes;
+  return budget > 0 && elapsed_before + seconds_since(run_start) >= budget * 60.0;
 }
 
 // Rank 0 writes; the replicas are identical.
@@ -393,7 +407,7 @@ void Trainer::Impl::log_validation_bleu() {
 bool Trainer::Impl::maybe_checkpoint(const UpdateStats& u, const TrainResult& result) {
   const std::int64_t step = state.step;
   const bool by_time = comm.size() > 1 ? u.checkpoint_by_time : checkpoints->time_is_up();
-  const bool ending = result.early_stopped || u.stop != StopReason::kNone;
+  const bool ending = result.early_stopped || u.out_of_time || u.stop != StopReason::kNone;
   if (!checkpoints->due(step, by_time, ending)) return false;
   save(checkpoint::checkpoint_path(run_dir, step));
   if (comm.is_root()) checkpoint::prune_checkpoints(run_dir, config.checkpoint.keep_last);
@@ -405,7 +419,7 @@ void Trainer::Impl::after_update(const UpdateStats& u, double step_seconds, Prog
                                  TrainResult& result) {
   const auto& t = config.train;
   const std::int64_t step = state.step;
-  const bool last = step == t.max_steps;
+  const bool last = step == t.max_steps || u.out_of_time;
   const auto due = [&](std::int64_t every) { return every > 0 && (step % every == 0 || last); };
   allreduce_seconds += u.allreduce_seconds;
   step_seconds_total += step_seconds;
@@ -433,8 +447,15 @@ void Trainer::Impl::after_update(const UpdateStats& u, double step_seconds, Prog
     comm.barrier();
   }
   sink->flush();
+  if (u.out_of_time && step < t.max_steps) {
+    result.out_of_time = true;
+    if (comm.is_root()) {
+      spdlog::info("train.max_minutes {} reached after step {} of {}: the run ends here",
+                   t.max_minutes, step, t.max_steps);
+    }
+  }
   // A stop that came with the last update (or an early stop) changes nothing: the run finished.
-  if (stopping && step < t.max_steps && !result.early_stopped) {
+  if (stopping && step < t.max_steps && !result.early_stopped && !result.out_of_time) {
     result.stopped = u.stop;
     if (comm.is_root()) {
       spdlog::warn("stop signal ({}): stopped after step {} with a checkpoint; --resume continues",
@@ -552,7 +573,15 @@ TrainResult Trainer::run(bool resume) {
   const auto start = Clock::now();
   m.run_start = start;
   m.elapsed_before = m.state.elapsed_seconds;
-  while (m.state.step < t.max_steps && !result.early_stopped &&
+  // A resumed run whose budget was spent before is finished (the checkpoint's figure: every rank
+  // agrees).
+  if (t.max_minutes > 0 && m.elapsed_before >= t.max_minutes * 60.0) {
+    result.out_of_time = true;
+    if (m.comm.is_root()) {
+      spdlog::info("the run already spent train.max_minutes {}: nothing to train", t.max_minutes);
+    }
+  }
+  while (m.state.step < t.max_steps && !result.early_stopped && !result.out_of_time &&
          result.stopped == StopReason::kNone) {
     const auto step_start = Clock::now();
     const auto u = m.update();

@@ -41,6 +41,7 @@ struct TrainResult {
   double allreduce_fraction = 0.0;      // of step time spent waiting on gradient all-reduces
   std::int64_t parameters = 0;
   bool early_stopped = false;
+  bool out_of_time = false;  // train.max_minutes ended it (a finished run, as at max_steps)
   StopReason stopped = StopReason::kNone;  // a stop signal ended it early, after a checkpoint
 };
 
