@@ -3,6 +3,7 @@
 
 #include "common/cli.h"
 #include "trainer/checkpoint/averaging.h"
+#include "trainer/checkpoint/checkpoint.h"
 
 int main(int argc, char** argv) {
   CLI::App app{"Average the parameters of the last K checkpoints of a run, or of given files.",
@@ -14,8 +15,10 @@ int main(int argc, char** argv) {
   log.tool = "nmt-average";
   auto* run =
       app.add_option("--run-dir", run_dir, "Run directory whose newest checkpoints to average");
-  app.add_option("--last", last, "How many of the newest checkpoints (base: 5, big: 20)")
-      ->capture_default_str();
+  auto* last_option = app.add_option(
+      "--last", last,
+      "How many of the newest checkpoints (default: the run's decode.average_last, the paper's "
+      "5 for base and 20 for big)");
   auto* files =
       app.add_option("--inputs", inputs, "Explicit checkpoint files instead of --run-dir");
   app.add_option("--output", output, "Averaged checkpoint to write")->required();
@@ -23,6 +26,11 @@ int main(int argc, char** argv) {
   nmt::add_logging_flags(app, log);
   return nmt::run_tool(app, log, argc, argv, [&] {
     if (inputs.empty() && run_dir.empty()) throw nmt::UsageError("give --run-dir or --inputs");
+    if (inputs.empty() && last_option->count() == 0) {
+      // The count the run's recipe chose, from the config its newest checkpoint carries.
+      const auto newest = nmt::checkpoint::last_checkpoints(run_dir, 1).front();
+      last = nmt::checkpoint::read_checkpoint_config(newest).decode.average_last;
+    }
     const auto chosen = inputs.empty() ? nmt::checkpoint::last_checkpoints(run_dir, last) : inputs;
     nmt::checkpoint::average_checkpoints(chosen, output);
     spdlog::info("wrote {} (average of {} checkpoints)", output, chosen.size());

@@ -31,6 +31,7 @@ struct Options {
   nmt::train::BleuSettings bleu;
   int threads = 0;
   bool record = false, json = false;
+  bool beam_given = false, alpha_given = false;  // else the checkpoint's decode.beam / alpha
 };
 
 // The training run directory a checkpoint belongs to: RUN/checkpoints/step-N.h5 -> RUN; another
@@ -112,6 +113,10 @@ int evaluate(const Options& o) {
       nmt::preprocess::Vocabulary::load(config.data.dir + "/" + nmt::preprocess::kVocabularyFile);
   auto bleu_settings = o.bleu;
   bleu_settings.precision = precision.precision;
+  // The beam and length penalty chosen for the run (its config's decode section) unless given.
+  if (!o.beam_given) bleu_settings.beam = config.decode.beam;
+  if (!o.alpha_given) bleu_settings.alpha = config.decode.alpha;
+  spdlog::info("beam {}, alpha {}", bleu_settings.beam, bleu_settings.alpha);
   const auto [bleu, report] =
       bleu_and_analysis(o, config.data.dir, model, data, vocab, device, bleu_settings);
   std::int64_t parameters = 0;
@@ -130,7 +135,8 @@ int evaluate(const Options& o) {
     eval.checkpoint = o.checkpoint;
     eval.bleu = bleu;
     eval.perplexity = score.ppl;
-    eval.signature = "nmt-evaluate|beam:" + std::to_string(o.bleu.beam);
+    eval.signature =
+        fmt::format("nmt-evaluate|beam:{}|alpha:{}", bleu_settings.beam, bleu_settings.alpha);
     tracker->log_eval(eval);
     if (!report.empty()) tracker->log_artifact({"analysis", report, state.step, std::nullopt});
     if (!tracker->flush(std::chrono::seconds(30)))
@@ -169,8 +175,10 @@ int main(int argc, char** argv) {
       ->required();
   app.add_option("--data", o.data_dir, "Shard directory (default: the checkpoint's data.dir)");
   app.add_option("--split", o.split, "Split to score")->capture_default_str();
-  app.add_option("--beam", o.bleu.beam, "Beam size (1: greedy)")->capture_default_str();
-  app.add_option("--alpha", o.bleu.alpha, "Length penalty alpha")->capture_default_str();
+  app.add_option("--beam", o.bleu.beam,
+                 "Beam size (1: greedy; default: the checkpoint's decode.beam)");
+  app.add_option("--alpha", o.bleu.alpha,
+                 "Length penalty alpha (default: the checkpoint's decode.alpha)");
   app.add_option("--sentences", o.bleu.sentences, "Translate only the first N pairs (0: all)");
   app.add_option("--device", o.device, "cpu, cuda, cuda:N or auto")
       ->capture_default_str()
@@ -193,6 +201,8 @@ int main(int argc, char** argv) {
   nmt::add_logging_flags(app, log);
   return nmt::run_tool(app, log, argc, argv, [&] {
     nmt::runtime::check_blas_backend();
+    o.beam_given = app.count("--beam") > 0;
+    o.alpha_given = app.count("--alpha") > 0;
     return evaluate(o);
   });
 }

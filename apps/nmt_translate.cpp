@@ -39,6 +39,7 @@ struct Options {
   std::size_t batch_window = 1000;  // lines read ahead when more input is waiting
   std::string strategy = "beam";
   bool greedy = false;
+  bool beam_given = false, alpha_given = false;  // else the checkpoint's decode.beam / alpha
   nmt::decode::TranslateOptions translate;
 };
 
@@ -197,6 +198,13 @@ int run(const Options& o) {
   const auto vocab = load_vocabulary(o, config, state);
   auto translate_options = o.translate;
   translate_options.precision = precision.precision;
+  // The beam and length penalty chosen for the run (its config's decode section) unless given.
+  auto& beam = translate_options.decode.beam;
+  if (!o.beam_given) beam.beam_size = config.decode.beam;
+  if (!o.alpha_given) beam.length_penalty = config.decode.alpha;
+  translate_options.decode.validate();
+  if (translate_options.decode.strategy == nmt::decode::Strategy::kBeam)
+    spdlog::info("beam {}, alpha {}", beam.beam_size, beam.length_penalty);
   nmt::decode::Translator translator(model, vocab, device, translate_options);
   const bool nbest = o.translate.decode.nbest > 1;
   Output output(o.output);
@@ -250,11 +258,11 @@ void add_decoding_flags(CLI::App& app, Options& o) {
       ->check(nmt::parsed_by(
           [](const std::string& v) { return nmt::decode::kStrategies.parse(v, "--strategy"); }));
   app.add_flag("--greedy", o.greedy, "Greedy decoding (--strategy greedy)");
-  app.add_option("--beam", d.beam.beam_size, "Beam size (beam, diverse-beam)")
-      ->capture_default_str();
+  app.add_option("--beam", d.beam.beam_size,
+                 "Beam size (beam, diverse-beam; default: the checkpoint's decode.beam)");
   app.add_option("--alpha", d.beam.length_penalty,
-                 "Length penalty alpha: scores are log P / ((5 + |Y|) / 6)^alpha")
-      ->capture_default_str();
+                 "Length penalty alpha: scores are log P / ((5 + |Y|) / 6)^alpha (default: the "
+                 "checkpoint's decode.alpha)");
   app.add_option("--max-len-offset", d.beam.max_length_offset, "Output length <= input + this")
       ->capture_default_str();
   app.add_option("--nbest", d.nbest, "Hypotheses per sentence ('i ||| text ||| score')")
@@ -349,6 +357,8 @@ int main(int argc, char** argv) {
     } catch (const std::invalid_argument& e) {
       throw nmt::UsageError(e.what());
     }
+    o.beam_given = app.count("--beam") > 0;
+    o.alpha_given = app.count("--alpha") > 0;
     return run(o);
   });
 }

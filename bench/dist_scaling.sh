@@ -2,8 +2,8 @@
 # Data-parallel throughput on this machine, measured side by side in one run:
 #   1 rank x 1 thread, 2 ranks x 1 thread with overlap (all-reduce started from the backward
 #   hooks), 2 ranks x 1 thread without overlap (all-reduce after the backward pass).
-# Same model and per-rank batch everywhere (weak scaling: 2 ranks process twice the tokens per
-# update). Prints tokens/s, the 2-rank/1-rank ratio (ideal 2.00) and the fraction of step time
+# Same model and per-rank batch everywhere (weak scaling: train.update_batches=0, so 2 ranks
+# process twice the tokens per update). Prints tokens/s, the 2-rank/1-rank ratio (ideal 2.00) and the fraction of step time
 # each rank spends waiting on the gradient all-reduce.
 # Usage: bench/dist_scaling.sh [BUILD_DIR] [SHARD_DIR]   (env STEPS, default 40; CONFIG)
 set -euo pipefail
@@ -22,7 +22,7 @@ run() {  # name ranks overlap
   mpirun -np "$2" --bind-to core "$build/apps/nmt-train" --config "$config" --data "$shards" \
     --run-dir "$work/$1" --threads 1 --log-level warn --set "train.max_steps=$steps" \
     --set train.validate_every=0 --set checkpoint.every_steps=0 --set train.log_every=1 \
-    --set "dist.overlap=$3" > "$work/$1.out"
+    --set "dist.overlap=$3" --set train.update_batches=0 > "$work/$1.out"
 }
 
 summarise() {  # name ranks -> "tokens/s fraction"

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The main job: the whole pipeline on Multi30k English->German, on this machine.
 #   set-up and build (when needed) -> tracker daemon -> preprocess -> train -> average the last
-#   checkpoints -> beam-decode test_2016_flickr -> BLEU and chrF -> recorded in the tracker ->
+#   checkpoints -> beam-decode test_2016_flickr (the averaging, beam and length penalty are the
+#   config's decode section) -> BLEU and chrF -> recorded in the tracker ->
 #   error analysis (nmt-analyze), recorded as the run's "analysis" artifact.
 # Environment (all optional):
 #   NMT_DATA_DIR          Multi30k directory (default ../shared/data/multi30k beside the checkout)
@@ -11,8 +12,10 @@
 #                         it keeps running, see below)
 #   NMT_QUICKSTART_CONFIG run config (default configs/multi30k-quick.yaml)
 #   NMT_QUICKSTART_SET    extra "--set key=value" arguments for nmt-train (the CTest uses it)
+#   NMT_RANKS             MPI ranks training (default 1; jobs/train_mpirun.sh: the cores shared
+#                         out as threads; the updates do not depend on it, train.update_batches)
 #   NMT_VOCAB_SIZE        joint BPE size (default: the config's model.vocab_size, else 8000)
-#   NMT_AVERAGE_LAST      checkpoints to average (default 5)
+#   NMT_AVERAGE_LAST      checkpoints to average (default: the config's decode.average_last)
 #   NMT_LIBTORCH_LINE     current (the default: build-current/, the pinned CUDA LibTorch, whose CPU
 #                         kernels trained 1.45-1.48x faster here than Debian's; bench/libtorch_lines.sh)
 #                         or debian (build/); --libtorch LINE on the command line says the same
@@ -87,23 +90,29 @@ else
     --test "$data/test_2016_flickr.en.gz" "$data/test_2016_flickr.de.gz" || fail "preprocess"
 fi
 
-stage "5/9 train ($(basename "$config"))"
+ranks=${NMT_RANKS:-1}
+[[ $ranks =~ ^[1-9][0-9]*$ ]] || fail "set-up: NMT_RANKS=$ranks is not a positive number"
+train=("$bin/nmt-train")
+((ranks == 1)) || train=(env "NMT_BUILD_DIR=$(dirname "$bin")" "$root/jobs/train_mpirun.sh" "$ranks")
+stage "5/9 train ($(basename "$config"), $ranks process(es))"
 train_start=$(date +%s)
 # shellcheck disable=SC2086
-"$bin/nmt-train" --config "$config" --data "$shards" --run-dir "$run_dir/train" \
+"${train[@]}" --config "$config" --data "$shards" --run-dir "$run_dir/train" \
   --tracker-port-file "$port_file" --experiment quickstart --set "tracker.run_name=$run_name" \
   ${NMT_QUICKSTART_SET:-} | tee "$run_dir/train.txt" || fail "train"
 train_seconds=$(( $(date +%s) - train_start ))
 
-stage "6/9 average the last ${NMT_AVERAGE_LAST:-5} checkpoints"
-"$bin/nmt-average" --run-dir "$run_dir/train" --last "${NMT_AVERAGE_LAST:-5}" \
+# The averaging, beam and length penalty are the config's decode section (the tools read it from
+# the checkpoints); NMT_AVERAGE_LAST overrides the averaging.
+stage "6/9 average the last ${NMT_AVERAGE_LAST:-decode.average_last} checkpoints"
+"$bin/nmt-average" --run-dir "$run_dir/train" ${NMT_AVERAGE_LAST:+--last "$NMT_AVERAGE_LAST"} \
   --output "$run_dir/averaged.h5" || fail "average"
 
-stage "7/9 translate test_2016_flickr (beam 4, alpha 0.6)"
+stage "7/9 translate test_2016_flickr (decode.beam and decode.alpha)"
 zcat "$data/test_2016_flickr.en.gz" > "$run_dir/test.en"
 zcat "$data/test_2016_flickr.de.gz" > "$run_dir/test.de"
 "$bin/nmt-translate" --checkpoint "$run_dir/averaged.h5" --input "$run_dir/test.en" \
-  --output "$run_dir/test.hyp.de" --beam 4 --alpha 0.6 || fail "translate"
+  --output "$run_dir/test.hyp.de" || fail "translate"
 
 stage "8/9 score and record"
 "$bin/nmt-bleu" "$run_dir/test.de" -i "$run_dir/test.hyp.de" -m bleu chrf --json > "$run_dir/scores.json" \

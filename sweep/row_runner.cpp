@@ -60,6 +60,8 @@ std::vector<std::string> evaluate_command(const SweepSpec& spec, const RowPlan& 
                                 spec.eval.split,
                                 "--beam",
                                 std::to_string(spec.eval.beam),
+                                "--alpha",
+                                fmt::format("{}", spec.eval.alpha),
                                 "--sentences",
                                 std::to_string(spec.eval.sentences),
                                 "--json"};

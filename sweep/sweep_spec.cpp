@@ -85,6 +85,7 @@ SweepSpec load_sweep_spec(const std::string& path) {
   const auto eval = top.section("eval");
   eval.read("split", spec.eval.split);
   eval.read("beam", spec.eval.beam);
+  eval.read("alpha", spec.eval.alpha);
   eval.read("sentences", spec.eval.sentences);
   eval.finish();
   for (const auto& section : top.section_list("rows")) spec.rows.push_back(read_row(section));
@@ -100,6 +101,7 @@ SweepSpec load_sweep_spec(const std::string& path) {
   if (spec.average_last < 1) throw top.error("average_last", "must be at least 1");
   if (spec.eval.beam < 1 || spec.eval.sentences < 0)
     throw eval.error("", "beam must be >= 1 and sentences >= 0");
+  if (spec.eval.alpha < 0) throw eval.error("alpha", "must be >= 0");
   if (spec.rows.empty()) throw top.error("rows", "the sweep has no rows");
   resolve_rows(spec);
   return spec;

@@ -7,8 +7,8 @@
 //   base: ../multi30k-sweep.yaml     # run config, relative to the spec file
 //   set: [train.max_steps=300]       # overrides for every row (optional)
 //   average_last: 5                  # checkpoints averaged before evaluation
-//   eval: {split: valid, beam: 4, sentences: 0}
-//   rows:
+//   eval: {split: valid, beam: 4, alpha: 0.6, sentences: 0}  # every row alike, whatever its
+//   decode: rows:
 //     - label: base                  # the one row without overrides
 //       reference: {ppl: 4.92, bleu: 25.8, params: 65}
 //     - label: A
@@ -39,6 +39,7 @@ struct Row {
 struct EvalSettings {
   std::string split = "valid";
   std::int64_t beam = 4;
+  double alpha = 0.6;          // every row's length penalty, whatever its config's decode.alpha
   std::int64_t sentences = 0;  // 0: the whole split
 };
 

@@ -9,6 +9,8 @@
 #include <cmath>
 #include <limits>
 #include <set>
+#include <utility>
+#include <vector>
 
 #include "common/config_loader.h"
 #include "preprocess/vocabulary.h"
@@ -384,6 +386,36 @@ TEST(RunConfig, DefaultsAreThePaperBaseAndFilesAreStrict) {
   const auto bf16 = load_run_config(dir.file("r.yaml"), {"train.precision=bf16"});
   EXPECT_EQ(bf16.train.precision, runtime::Precision::kBf16);
   EXPECT_NE(to_yaml(bf16).find("precision: bf16"), std::string::npos);
+}
+
+TEST(RunConfig, DecodeSectionIsThePapersByDefaultStoredAndChecked) {
+  const RunConfig defaults;
+  EXPECT_EQ(defaults.decode.average_last, 5);
+  EXPECT_EQ(defaults.decode.beam, 4);
+  EXPECT_DOUBLE_EQ(defaults.decode.alpha, 0.6);
+  TempDir dir;
+  testing::write_text(dir.file("r.yaml"), "decode:\n  beam: 6\n  alpha: 1.25\n");
+  const auto config = load_run_config(dir.file("r.yaml"), {"decode.average_last=12"});
+  EXPECT_EQ(config.decode.beam, 6);
+  EXPECT_DOUBLE_EQ(config.decode.alpha, 1.25);
+  EXPECT_EQ(config.decode.average_last, 12);
+  // Stored with the rest of the config (config.yaml, checkpoints), so the tools find it there.
+  const auto again = parse_run_config(to_yaml(config), "stored");
+  EXPECT_EQ(again.decode.beam, 6);
+  EXPECT_DOUBLE_EQ(again.decode.alpha, 1.25);
+  EXPECT_EQ(again.decode.average_last, 12);
+  // A config stored before the section existed gets the paper's settings.
+  const auto older = parse_run_config("model:\n  d_model: 256\n", "older");
+  EXPECT_EQ(older.decode.beam, 4);
+  NMT_EXPECT_THROW_WITH(load_run_config(dir.file("r.yaml"), {"decode.length_penalty=1"}),
+                        ConfigError, "unknown key 'decode.length_penalty'");
+  for (const auto& [override_text, field] : std::vector<std::pair<std::string, std::string>>{
+           {"decode.beam=0", "decode.beam"},
+           {"decode.alpha=-1", "decode.alpha"},
+           {"decode.average_last=0", "decode.average_last"}}) {
+    NMT_EXPECT_THROW_WITH(load_run_config(dir.file("r.yaml"), {override_text}).validate(),
+                          std::invalid_argument, field);
+  }
 }
 
 }  // namespace

@@ -89,6 +89,12 @@ TEST(SweepSpec, ResolvesRowsAndListsThemInOrder) {
   EXPECT_EQ(train.front(), "/opt/nmt/bin/nmt-train");
   EXPECT_NE(std::find(train.begin(), train.end(), "model.layers=4"), train.end());
   EXPECT_NE(std::find(train.begin(), train.end(), "--resume"), train.end());
+  // Every row is scored with the spec's beam and length penalty, whatever its config's decode.
+  const auto& evaluate = plans[1].commands.back();
+  EXPECT_EQ(evaluate.front(), "/opt/nmt/bin/nmt-evaluate");
+  const auto alpha = std::find(evaluate.begin(), evaluate.end(), "--alpha");
+  ASSERT_NE(alpha, evaluate.end());
+  EXPECT_EQ(*std::next(alpha), "0.6");
 }
 
 TEST(SweepSpec, RejectsUnknownKeysNoOpRowsAndTwoBaseRows) {

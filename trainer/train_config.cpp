@@ -81,6 +81,13 @@ void fields(V& v, CheckpointConfig& c) {
 }
 
 template <typename V>
+void fields(V& v, DecodeConfig& d) {
+  v("average_last", d.average_last);
+  v("beam", d.beam);
+  v("alpha", d.alpha);
+}
+
+template <typename V>
 void fields(V& v, DistConfig& d) {
   v("backend", d.backend);
   v("bucket_mb", d.bucket_mb);
@@ -110,6 +117,7 @@ void sections(V& v, RunConfig& c) {
   v("data", c.data);
   v("train", c.train);
   v("checkpoint", c.checkpoint);
+  v("decode", c.decode);
   v("dist", c.dist);
   v("tracker", c.tracker);
 }
@@ -266,6 +274,12 @@ void CheckpointConfig::validate() const {
   require(keep_last >= 1, "checkpoint.keep_last", "must keep at least one checkpoint");
 }
 
+void DecodeConfig::validate() const {
+  require(average_last >= 1, "decode.average_last", "must average at least one checkpoint");
+  require(beam >= 1, "decode.beam", "must be at least 1");
+  require(alpha >= 0, "decode.alpha", "must be >= 0");
+}
+
 void DistConfig::validate() const {
   require(bucket_mb > 0, "dist.bucket_mb", "must be positive");
   require(hang_timeout_s > 0 && root_work_timeout_s >= hang_timeout_s, "dist.hang_timeout_s",
@@ -277,6 +291,7 @@ void RunConfig::validate() const {
   data.validate();
   train.validate();
   checkpoint.validate();
+  decode.validate();
   dist.validate();
 }
 

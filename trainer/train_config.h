@@ -49,7 +49,7 @@ struct TrainConfig {
   std::int64_t max_skipped_updates = 10;
   std::int64_t validate_every = 1000;     // steps; 0 disables
   std::int64_t valid_bleu_every = 0;      // steps between validation BLEU (decoding); 0 disables
-  std::int64_t valid_bleu_beam = 1;       // 1: greedy; else beam size (alpha 0.6)
+  std::int64_t valid_bleu_beam = 1;       // 1: greedy; else beam size (alpha: decode.alpha)
   std::int64_t valid_bleu_sentences = 0;  // first N validation pairs; 0: all
   std::int64_t early_stopping = 0;        // stop after this many validations without improvement
   std::int64_t log_every = 100;           // steps between metric lines
@@ -66,6 +66,17 @@ struct CheckpointConfig {
   std::int64_t every_steps = 1000;  // 0: only by time and at the end
   double every_minutes = 0.0;       // the paper wrote one every 10 minutes; 0 disables
   std::int64_t keep_last = 5;       // older step checkpoints are deleted
+  void validate() const;
+};
+
+// How a trained run is turned into translations, chosen on validation data like the rest of the
+// recipe: the checkpoints averaged and the beam search's settings. The defaults are the paper's
+// base (the last 5 checkpoints, beam 4, alpha 0.6). nmt-average (--run-dir), nmt-translate and
+// nmt-evaluate take them from the run's config.yaml or the checkpoint unless told otherwise.
+struct DecodeConfig {
+  std::int64_t average_last = 5;  // newest checkpoints averaged (the paper's big: 20)
+  std::int64_t beam = 4;
+  double alpha = 0.6;  // length penalty: log P / ((5 + |Y|) / 6)^alpha
   void validate() const;
 };
 
@@ -104,6 +115,7 @@ struct RunConfig {
   DataConfig data;
   TrainConfig train;
   CheckpointConfig checkpoint;
+  DecodeConfig decode;
   DistConfig dist;
   TrackerConfig tracker;
   void validate() const;

@@ -26,7 +26,8 @@ NMT_QUICKSTART_SET="--set model.layers=2 --set model.d_model=64 --set model.d_ff
   --set model.d_k=16 --set model.d_v=16 --set model.dropout=0.0 --set data.max_src_tokens=1200 \
   --set data.max_tgt_tokens=1200 --set train.max_steps=300 --set train.warmup_steps=60 \
   --set train.lr_factor=0.5 --set train.validate_every=100 --set train.log_every=50 \
-  --set checkpoint.every_steps=10 --set train.threads=2" \
+  --set checkpoint.every_steps=10 --set train.threads=2 --set decode.average_last=3 \
+  --set decode.beam=3 --set decode.alpha=1.5" \
   "$root/jobs/quickstart.sh" > "$work/out.txt" 2>&1 || { tail -40 "$work/out.txt"; exit 1; }
 tail -20 "$work/out.txt"
 
@@ -44,6 +45,9 @@ ls "$shards"/train-00000.h5 "$shards"/spm.model > /dev/null || fail "shards"
 # Training: the last 5 step checkpoints kept, and the averaged checkpoint.
 [[ $(ls "$run/train/checkpoints" | grep -c '^step-') -eq 5 ]] || fail "checkpoints"
 [[ -s "$run/averaged.h5" ]] || fail "averaged checkpoint"
+# The config's decode section chose the averaging, the beam and the length penalty.
+grep -q 'averaged.h5 (average of 3 checkpoints)' "$work/out.txt" || fail "not decode.average_last"
+grep -q 'nmt-translate.*beam 3, alpha 1.5' "$work/out.txt" || fail "not decode.beam and alpha"
 # Translation: one line per input line.
 [[ $(wc -l < "$run/test.hyp.de") -eq 60 ]] || fail "hypotheses: $(wc -l < "$run/test.hyp.de") lines"
 # Scores: BLEU far above a broken pipeline's (memorised test lines).
@@ -97,4 +101,25 @@ assert analyses and analyses[-1]["path"].endswith("analysis.md"), run["artifacts
 PY
 "$python" -c "import json, sys; a = json.load(open(sys.argv[1])); assert a['format'] == 'nmt-analysis', a.keys()" \
   "$run/analysis/analysis.json" || fail "the quickstart's error analysis"
+# jobs/decode_grid.sh on the run: every point scored on val, the best chosen, a too-large K skipped.
+NMT_BUILD_DIR=$build "$root/jobs/decode_grid.sh" "$run/train" --last "2 3 99" --beam "1 2" \
+  --alpha "0.6 1.0" > "$work/grid.txt" 2>&1 || { cat "$work/grid.txt"; fail "decode_grid.sh"; }
+grep -q 'average of 99: skipped' "$work/grid.txt" || fail "decode_grid.sh did not skip K=99"
+"$python" - "$run/train/decode-grid/results.tsv" "$work/grid.txt" <<'PY' || fail "decode grid"
+import sys
+rows = [line.rstrip("\n").split("\t") for line in open(sys.argv[1])][1:]
+# Stage 1: K 2 and 3 at the config's beam 3, alpha 1.5; stage 2: beam {1, 2} x alpha {0.6, 1.0}.
+assert [(r[0], r[1], r[2]) for r in rows[:2]] == [("2", "3", "1.5"), ("3", "3", "1.5")], rows
+assert len(rows) == 6 and {(r[1], r[2]) for r in rows[2:]} == {
+    ("1", "0.6"), ("1", "1.0"), ("2", "0.6"), ("2", "1.0")}, rows
+out = open(sys.argv[2]).read().splitlines()
+chosen = out[out.index("decode:") + 1:]
+pick = {line.split(":")[0].strip(): line.split(":")[1].strip() for line in chosen[:3]}
+# The rule: a point replaces the choice so far only when it gains at least --min-gain (0.2).
+best, winner = -1.0, None
+for r in rows:
+    if best < 0 or float(r[3]) >= best + 0.2:
+        best, winner = float(r[3]), r[:3]
+assert (pick["average_last"], pick["beam"], pick["alpha"]) == tuple(winner), (pick, winner)
+PY
 echo "quickstart end to end: BLEU $bleu, all stages checked"

@@ -42,9 +42,11 @@ void average_checkpoints(const std::vector<std::string>& inputs, const std::stri
   // identical inputs give back exactly the input (a sum then a division would round).
   std::vector<at::Tensor> mean;
   TrainingState newest;
+  RunConfig newest_config = config;  // the average carries it: a resumed run's later decode: etc.
   for (std::size_t k = 0; k < inputs.size(); ++k) {
     const auto& path = inputs[k];
-    check_same_model(config, inputs.front(), read_checkpoint_config(path), path);
+    const RunConfig input_config = read_checkpoint_config(path);
+    check_same_model(config, inputs.front(), input_config, path);
     // load_checkpoint checks every parameter's presence and shape and names the file.
     // load_checkpoint also verifies checksums and refuses non-finite values: a corrupt input
     // never reaches the average.
@@ -56,7 +58,10 @@ void average_checkpoints(const std::vector<std::string>& inputs, const std::stri
           state.vocab_sha256.empty() ? "unknown" : state.vocab_sha256));
     }
     std::string vocab_model = k == 0 ? std::string() : std::move(newest.vocab_model);
-    if (k == 0 || state.step >= newest.step) newest = state;
+    if (k == 0 || state.step >= newest.step) {
+      newest = state;
+      newest_config = input_config;
+    }
     // The SentencePiece model of any input (their hashes are equal): an older input may carry it
     // where the newest, written before checkpoints did, does not.
     if (newest.vocab_model.empty()) newest.vocab_model = std::move(vocab_model);
@@ -74,7 +79,7 @@ void average_checkpoints(const std::vector<std::string>& inputs, const std::stri
   for (std::size_t i = 0; i < params.size(); ++i) params[i].copy_(mean[i]);
   newest.averaged_from = static_cast<std::int64_t>(inputs.size());
   // save_checkpoint refuses a non-finite mean, so no NaN average is ever written.
-  save_checkpoint(output, *model, nullptr, newest, config);
+  save_checkpoint(output, *model, nullptr, newest, newest_config);
 }
 
 }  // namespace nmt::checkpoint

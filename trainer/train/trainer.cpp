@@ -6,6 +6,7 @@
 #include <torch/cuda.h>
 #include <torch/utils.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <filesystem>
@@ -125,6 +126,7 @@ struct Trainer::Impl {
 
   void setup(const std::string& resume_from);
   bool time_budget_spent() const;
+  double done_fraction() const;
   void setup_data_parallel();
   UpdateStats update();
   double gradient_norm() const;
@@ -225,26 +227,25 @@ UpdateStats Trainer::Impl::update() {
   }
   u.local_tokens = u.src_tokens + u.tgt_tokens;
   u.stop = stop_source ? stop_source() : StopReason::kNone;
+  // Rank 0's clock decides the time budget; the ranks agree through the all-reduce below.
+  u.out_of_time = comm.is_root() && time_budget_spent();
   if (reducer) {
     comm.take_wait_seconds();
     reducer->finish();
     u.allreduce_seconds = comm.take_wait_seconds();
     const bool by_time = comm.is_root() && checkpoints->time_is_up();
-    const bool spent = comm.is_root() && time_budget_spent();
     std::vector<double> sums = {static_cast<double>(u.tgt_tokens),
                                 static_cast<double>(u.src_tokens),
                                 by_time ? 1.0 : 0.0,
                                 u.stop == StopReason::kPreempted ? 1.0 : 0.0,
                                 u.stop == StopReason::kInterrupted ? 1.0 : 0.0,
-                                spent ? 1.0 : 0.0};
+                                u.out_of_time ? 1.0 : 0.0};
     comm.allreduce_sum(sums);
     u.tgt_tokens = static_cast<std::int64_t>(sums[0]);
     u.src_tokens = static_cast<std::int64_t>(sums[1]);
     u.checkpoint_by_time = sums[2] > 0;
     u.stop = agreed_stop(sums[3], sums[4]);
     u.out_of_time = sums[5] > 0;
-  } else {
-    u.out_of_time = time_budget_spent();
   }
   // Token-averaged gradients: the update's loss is the mean over all its target tokens (of all
   // ranks: the reducer left the sum over ranks in .grad). The division shares the scaler's pass.
@@ -297,9 +298,20 @@ double Trainer::Impl::validation_bleu() {
   }
   BleuSettings settings;
   settings.beam = t.valid_bleu_beam;
+  settings.alpha = config.decode.alpha;
   settings.sentences = t.valid_bleu_sentences;
   settings.precision = precision;
   return split_bleu(model, valid_data, *vocab, device, settings);
+}
+
+// How much of the run is done, for the progress line: of its updates, or of its time budget when
+// that ends it sooner (the ETA is then the budget's).
+double Trainer::Impl::done_fraction() const {
+  const auto& t = config.train;
+  const double steps = static_cast<double>(state.step) / static_cast<double>(t.max_steps);
+  if (t.max_minutes <= 0) return steps;
+  const double time = (elapsed_before + seconds_since(run_start)) / (t.max_minutes * 60.0);
+  return std::min(1.0, std::max(steps, time));
 }
 
 // train.max_minutes: this run's training time, earlier processes' included, against the budget.
@@ -430,7 +442,7 @@ void Trainer::Impl::after_update(const UpdateStats& u, double step_seconds, Prog
     window = LogWindow();
   }
   if (comm.is_root()) {
-    progress.update(step, static_cast<double>(step) / static_cast<double>(t.max_steps));
+    progress.update(step, done_fraction());
   }
   // Validation perplexity runs on a stop step too: it feeds the best checkpoint and early
   // stopping, which a resumed run must continue exactly. BLEU (a metric only, and slow) does not.
@@ -564,15 +576,15 @@ TrainResult Trainer::run(bool resume) {
   m.model->train();
   const auto& t = m.config.train;
   const std::int64_t first_step = m.state.step;
-  ProgressMeter progress("train", "steps", 30.0);
-  // Rate and ETA from this process's steps and time: a resumed run starts part-way.
-  progress.start_at(first_step, static_cast<double>(first_step) / static_cast<double>(t.max_steps));
   if (first_step >= t.max_steps && m.comm.is_root()) {
     spdlog::info("the run already reached train.max_steps {}: nothing to train", t.max_steps);
   }
   const auto start = Clock::now();
   m.run_start = start;
   m.elapsed_before = m.state.elapsed_seconds;
+  ProgressMeter progress("train", "steps", 30.0);
+  // Rate and ETA from this process's steps and time: a resumed run starts part-way.
+  progress.start_at(first_step, m.done_fraction());
   // A resumed run whose budget was spent before is finished (the checkpoint's figure: every rank
   // agrees).
   if (t.max_minutes > 0 && m.elapsed_before >= t.max_minutes * 60.0) {
