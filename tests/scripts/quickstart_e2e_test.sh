@@ -3,6 +3,7 @@
 # model, asserting every stage's output. The test split is taken from the training pairs, so a
 # working pipeline memorises it and scores far above what a broken one could reach.
 # Usage: quickstart_e2e_test.sh BUILD_DIR PYTHON DATA_DIR
+# NMT_RANKS in the environment (as the quickstart reads it): train on that many MPI ranks.
 set -euo pipefail
 build=$1 python=$2 data=$3
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -45,6 +46,9 @@ ls "$shards"/train-00000.h5 "$shards"/spm.model > /dev/null || fail "shards"
 # Training: the last 5 step checkpoints kept, and the averaged checkpoint.
 [[ $(ls "$run/train/checkpoints" | grep -c '^step-') -eq 5 ]] || fail "checkpoints"
 [[ -s "$run/averaged.h5" ]] || fail "averaged checkpoint"
+if ((${NMT_RANKS:-1} > 1)); then
+  grep -q "trained 300 steps.* ${NMT_RANKS} rank(s)" "$work/out.txt" || fail "not trained on $NMT_RANKS ranks"
+fi
 # The config's decode section chose the averaging, the beam and the length penalty.
 grep -q 'averaged.h5 (average of 3 checkpoints)' "$work/out.txt" || fail "not decode.average_last"
 grep -q 'nmt-translate.*beam 3, alpha 1.5' "$work/out.txt" || fail "not decode.beam and alpha"
