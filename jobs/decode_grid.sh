@@ -4,21 +4,24 @@
 # then the beam and the length penalty on that average, each point scored by nmt-evaluate's BLEU.
 # Prints every point and the chosen section; the test split is never read.
 # Usage: jobs/decode_grid.sh RUN_DIR [--last "5 10 20"] [--beam "4 6"] [--alpha "0.6 1.0 1.4"]
-#          [--min-gain 0.2] [--split valid] [--out DIR] [--record]
+#          [--min-gain 0.2] [--split valid] [--precision auto] [--out DIR] [--record]
 #   RUN_DIR    a training run directory (checkpoints/, config.yaml)
 #   --out      where the averages and results go (default RUN_DIR/decode-grid)
 #   --min-gain BLEU a point must gain over the choice so far to replace it (default 0.2: on a
 #              dev set of about 1,000 sentences smaller gaps are noise), so near-ties keep the
 #              first K listed, the config's beam and alpha
+#   --precision of every decode (default auto; auto is decided per process by a short timing
+#              probe, which other load on the machine can tip: give bf16 or fp32 there)
 #   --record   also record every point as an eval of the run in its tracker
 # Environment: NMT_BUILD_DIR (default build-current/, the current LibTorch line), NMT_THREADS.
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-usage() { sed -n '2,15p' "$0" >&2; exit 2; }
+usage() { sed -n '2,17p' "$0" >&2; exit 2; }
 (($# >= 1)) || usage
 run_dir=$1
 shift
-lasts="5 10 20" beams="4 6" alphas="0.6 1.0 1.4" min_gain=0.2 split=valid out="" record=()
+lasts="5 10 20" beams="4 6" alphas="0.6 1.0 1.4" min_gain=0.2 split=valid precision=auto out=""
+record=()
 while (($# > 0)); do
   (($# >= 2)) || [[ $1 == --record ]] || usage
   case "$1" in
@@ -27,6 +30,7 @@ while (($# > 0)); do
     --alpha) alphas=$2 ;;
     --min-gain) min_gain=$2 ;;
     --split) split=$2 ;;
+    --precision) precision=$2 ;;
     --out) out=$2 ;;
     --record) record=(--record --run-dir "$run_dir"); shift; continue ;;
     *) usage ;;
@@ -53,7 +57,7 @@ beam=${beam:-4} alpha=${alpha:-0.6}
 score() {  # K BEAM ALPHA: one point, appended to the results; prints its BLEU
   local json
   json=$("$bin/nmt-evaluate" --checkpoint "$out/averaged-$1.h5" --split "$split" --beam "$2" \
-    --alpha "$3" --threads "${NMT_THREADS:-0}" --json --log-level warn "${record[@]}") \
+    --alpha "$3" --precision "$precision" --threads "${NMT_THREADS:-0}" --json --log-level warn "${record[@]}") \
     || { echo "decode_grid: nmt-evaluate failed (average of $1, beam $2, alpha $3)" >&2; exit 1; }
   python3 -c 'import json, sys; r = json.loads(sys.argv[1]); print(r["bleu"], r["perplexity"])' \
     "$json" | { read -r bleu ppl; printf '%s\t%s\t%s\t%s\t%s\n' "$1" "$2" "$3" "$bleu" "$ppl" \
