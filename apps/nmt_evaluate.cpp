@@ -151,6 +151,8 @@ int evaluate(const Options& o) {
                                 {"nll", score.nll},
                                 {"perplexity", score.ppl},
                                 {"bleu", bleu},
+                                {"beam", bleu_settings.beam},
+                                {"alpha", bleu_settings.alpha},
                                 {"parameters", parameters}}
                      .dump()
               << "\n";

@@ -45,23 +45,16 @@ mkdir -p "$out"
 results=$out/results.tsv
 printf 'average_last\tbeam\talpha\tbleu\tperplexity\n' > "$results"
 
-# The run's own beam and alpha (its resolved config's decode: section) for the first stage.
-decode_setting() {
-  awk -v key="$1:" '/^decode:/ { inside = 1; next } /^[^ ]/ { inside = 0 }
-    inside && $1 == key { print $2 }' "$run_dir/config.yaml"
-}
-beam=$(decode_setting beam)
-alpha=$(decode_setting alpha)
-beam=${beam:-4} alpha=${alpha:-0.6}
-
-score() {  # K BEAM ALPHA: one point, appended to the results; prints its BLEU
-  local json
-  json=$("$bin/nmt-evaluate" --checkpoint "$out/averaged-$1.h5" --split "$split" --beam "$2" \
-    --alpha "$3" --precision "$precision" --threads "${NMT_THREADS:-0}" --json --log-level warn "${record[@]}") \
-    || { echo "decode_grid: nmt-evaluate failed (average of $1, beam $2, alpha $3)" >&2; exit 1; }
-  python3 -c 'import json, sys; r = json.loads(sys.argv[1]); print(r["bleu"], r["perplexity"])' \
-    "$json" | { read -r bleu ppl; printf '%s\t%s\t%s\t%s\t%s\n' "$1" "$2" "$3" "$bleu" "$ppl" \
-      >> "$results"; echo "$bleu"; }
+score() {  # K [BEAM ALPHA]: one point (without them: the checkpoint's decode: section),
+  # appended to the results; prints "BLEU BEAM ALPHA"
+  local json flags=()
+  (($# == 3)) && flags=(--beam "$2" --alpha "$3")
+  json=$("$bin/nmt-evaluate" --checkpoint "$out/averaged-$1.h5" --split "$split" "${flags[@]}" \
+    --precision "$precision" --threads "${NMT_THREADS:-0}" --json --log-level warn "${record[@]}") \
+    || { echo "decode_grid: nmt-evaluate failed (average of $1 ${flags[*]})" >&2; exit 1; }
+  python3 -c 'import json, sys; r = json.loads(sys.argv[1]); print(r["bleu"], r["beam"], r["alpha"], r["perplexity"])' \
+    "$json" | { read -r bleu b a ppl; printf '%s\t%s\t%s\t%s\t%s\n' "$1" "$b" "$a" "$bleu" "$ppl" \
+      >> "$results"; echo "$bleu $b $a"; }
 }
 better() {  # BLEU BEST: BLEU beats BEST by at least --min-gain (any BLEU beats the first BEST, -1)
   python3 -c 'import sys; b, best, gain = map(float, sys.argv[1:]); sys.exit(0 if best < 0 or b >= best + gain else 1)' \
@@ -77,7 +70,9 @@ for k in $lasts; do
   fi
   "$bin/nmt-average" --run-dir "$run_dir" --last "$k" --output "$out/averaged-$k.h5" \
     --log-level warn || { echo "decode_grid: nmt-average --last $k failed" >&2; exit 1; }
-  bleu=$(score "$k" "$beam" "$alpha")
+  # At the run's own beam and alpha, as nmt-evaluate reads them from the checkpoint.
+  point=$(score "$k")
+  read -r bleu beam alpha <<< "$point"
   echo "average of $k, beam $beam, alpha $alpha: BLEU $bleu"
   if better "$bleu" "$best_bleu"; then best_bleu=$bleu best_last=$k; fi
 done
@@ -86,7 +81,8 @@ best_beam=$beam best_alpha=$alpha
 for b in $beams; do
   for a in $alphas; do
     [[ $b == "$beam" && $a == "$alpha" ]] && continue  # scored above
-    bleu=$(score "$best_last" "$b" "$a")
+    point=$(score "$best_last" "$b" "$a")
+    read -r bleu _ _ <<< "$point"
     echo "average of $best_last, beam $b, alpha $a: BLEU $bleu"
     if better "$bleu" "$best_bleu"; then best_bleu=$bleu best_beam=$b best_alpha=$a; fi
   done
