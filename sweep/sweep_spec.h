@@ -7,8 +7,9 @@
 //   base: ../multi30k-sweep.yaml     # run config, relative to the spec file
 //   set: [train.max_steps=300]       # overrides for every row (optional)
 //   average_last: 5                  # checkpoints averaged before evaluation
-//   eval: {split: valid, beam: 4, alpha: 0.6, sentences: 0}  # every row alike, whatever its
-//   decode: rows:
+//   eval: {split: valid, beam: 4, alpha: 0.6, sentences: 0}  # every row alike, whatever
+//                                    # its config's decode: section says
+//   rows:
 //     - label: base                  # the one row without overrides
 //       reference: {ppl: 4.92, bleu: 25.8, params: 65}
 //     - label: A

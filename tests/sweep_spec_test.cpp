@@ -1,4 +1,5 @@
-// Sweep specs: the shipped Table 3 specs load with every row of the paper in order; unknown keys
+// Sweep specs: every shipped spec loads (each row resolved and checked), the Table 3 specs with
+// every row of the paper in order, the quick config is the fp32 sweep's chosen row; unknown keys
 // (in the spec or a row's overrides), rows that change nothing and a second base row are errors
 // naming the file and row; the Slurm array script has one index per row and one rank per GPU; the
 // local queue's signal relay passes stops on as each stage needs them.
@@ -8,7 +9,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <csignal>
+#include <filesystem>
 
 #include "common/config_loader.h"
 #include "sweep/row_runner.h"
@@ -19,6 +22,7 @@
 namespace nmt::sweep {
 namespace {
 
+namespace fs = std::filesystem;
 using testing::TempDir;
 using testing::write_text;
 
@@ -27,6 +31,9 @@ std::vector<std::string> labels(const SweepSpec& spec) {
   for (const auto& r : spec.rows) out.push_back(r.label);
   return out;
 }
+
+// The row of configs/sweeps/multi30k-quick-fp32.yaml that configs/multi30k-quick.yaml took.
+constexpr const char* kChosenQuickFp32Row = "dropout0-ff512";
 
 const std::vector<std::string> kTable3Labels = {"base", "A", "A", "A", "A", "B",  "B",
                                                 "C",    "C", "C", "C", "C", "C",  "C",
@@ -56,6 +63,42 @@ TEST(SweepSpec, ShippedMulti30kSiblingKeepsTheStructure) {
   EXPECT_EQ(labels(spec), kTable3Labels);
   EXPECT_EQ(spec.rows[0].config.model.d_model, 128);
   EXPECT_EQ(spec.rows[19].config.model.d_model, 256);
+}
+
+TEST(SweepSpec, EveryShippedSpecLoadsWithItsRowsChecked) {
+  // load_sweep_spec resolves and validates every row's config: a shipped spec whose base config
+  // moved under it (a row that no longer changes anything, a key renamed) fails here, not in a
+  // sweep an hour in.
+  std::vector<std::string> names;
+  for (const auto& entry :
+       fs::directory_iterator(std::string(NMT_SOURCE_DIR) + "/configs/sweeps")) {
+    if (entry.path().extension() != ".yaml") continue;
+    SCOPED_TRACE(entry.path().string());
+    const auto spec = load_sweep_spec(entry.path().string());
+    EXPECT_FALSE(spec.rows.empty());
+    names.push_back(spec.name);
+  }
+  EXPECT_NE(std::find(names.begin(), names.end(), "multi30k-quick-fp32"), names.end());
+}
+
+TEST(SweepSpec, QuickConfigIsTheFp32SweepsChosenRowAndItsFirstRowThePreviousConfig) {
+  const std::string dir = std::string(NMT_SOURCE_DIR) + "/configs/";
+  const auto spec = load_sweep_spec(dir + "sweeps/multi30k-quick-fp32.yaml");
+  const auto quick = load_run_config(dir + "multi30k-quick.yaml");
+  ASSERT_GE(spec.rows.size(), 5u);
+  const auto& previous = spec.rows[0].config;  // the config the sweep started from
+  EXPECT_EQ(spec.rows[0].label, "quick");
+  EXPECT_DOUBLE_EQ(previous.model.dropout, 0.1);
+  EXPECT_EQ(previous.model.d_ff, 1024);
+  const auto chosen = std::find_if(spec.rows.begin(), spec.rows.end(),
+                                   [](const Row& r) { return r.label == kChosenQuickFp32Row; });
+  ASSERT_NE(chosen, spec.rows.end());
+  EXPECT_DOUBLE_EQ(chosen->config.model.dropout, quick.model.dropout);
+  EXPECT_EQ(chosen->config.model.d_ff, quick.model.d_ff);
+  EXPECT_EQ(chosen->config.data.max_src_tokens, quick.data.max_src_tokens);
+  EXPECT_EQ(chosen->config.train.max_steps, quick.train.max_steps);
+  EXPECT_DOUBLE_EQ(chosen->config.train.max_minutes, quick.train.max_minutes);
+  EXPECT_EQ(chosen->config.checkpoint.every_steps, quick.checkpoint.every_steps);
 }
 
 struct SpecFiles {

@@ -64,13 +64,13 @@ bool cuda_has_bf16(const c10::Device& device) {
 
 }  // namespace
 
-bool cpu_has_native_bf16() {
+CpuBf16 cpu_bf16_instructions() {
 #if defined(__x86_64__) && defined(__GNUC__)
   __builtin_cpu_init();
-  return __builtin_cpu_supports("avx512bf16") || __builtin_cpu_supports("amx-bf16");
-#else
-  return false;
+  if (__builtin_cpu_supports("amx-bf16")) return CpuBf16::kAmx;
+  if (__builtin_cpu_supports("avx512bf16")) return CpuBf16::kAvx512;
 #endif
+  return CpuBf16::kNone;
 }
 
 Bf16Probe probe_cpu_bf16(std::int64_t n, int repeats) {
@@ -80,14 +80,19 @@ Bf16Probe probe_cpu_bf16(std::int64_t n, int repeats) {
   return probe;
 }
 
-PrecisionChoice choose_cpu_precision(bool native_bf16, const Bf16Probe& probe) {
-  if (!native_bf16) {
-    return {Precision::kFp32, "auto: fp32 on this CPU (no AMX-BF16 or AVX512-BF16 instructions)"};
+PrecisionChoice choose_cpu_precision(CpuBf16 instructions, const Bf16Probe& probe) {
+  switch (instructions) {
+    case CpuBf16::kNone:
+      return {Precision::kFp32, "auto: fp32 on this CPU (no AMX-BF16 or AVX512-BF16 instructions)"};
+    case CpuBf16::kAmx:
+      return {Precision::kBf16, "auto: bf16 on this CPU (AMX-BF16 instructions)"};
+    case CpuBf16::kAvx512:
+      break;
   }
   const bool bf16 = probe.speedup() >= kAutoBf16MinSpeedup;
   return {bf16 ? Precision::kBf16 : Precision::kFp32,
           fmt::format("auto: {} on this CPU (bf16 matrix products {:.0f} GFLOP/s, fp32 {:.0f}: "
-                      "{:.2f}x, {} needed for bf16)",
+                      "{:.2f}x with AVX512-BF16, {} needed for bf16)",
                       bf16 ? "bf16" : "fp32", probe.bf16_gflops, probe.fp32_gflops, probe.speedup(),
                       kAutoBf16MinSpeedup)};
 }
@@ -115,8 +120,9 @@ PrecisionChoice resolve_precision(Precision requested, const c10::Device& device
   }
   switch (requested) {
     case Precision::kAuto: {
-      const bool native = cpu_has_native_bf16();
-      return choose_cpu_precision(native, native ? probe_cpu_bf16() : Bf16Probe{});
+      const auto instructions = cpu_bf16_instructions();
+      return choose_cpu_precision(
+          instructions, instructions == CpuBf16::kAvx512 ? probe_cpu_bf16() : Bf16Probe{});
     }
     case Precision::kFp16:
       throw std::invalid_argument(

@@ -16,8 +16,13 @@
 
 namespace nmt::runtime {
 
-// Whether this CPU has native bf16 matrix instructions (AMX-BF16 or AVX512-BF16), from CPUID.
-bool cpu_has_native_bf16();
+// The CPU's native bf16 matrix instructions, from CPUID: AMX-BF16 (tile products; Intel Xeon
+// since Sapphire Rapids), else AVX512-BF16 (dot products in vector registers), else none.
+enum class CpuBf16 { kNone, kAvx512, kAmx };
+CpuBf16 cpu_bf16_instructions();
+inline bool cpu_has_native_bf16() {
+  return cpu_bf16_instructions() != CpuBf16::kNone;
+}
 
 // One fp32 and one bf16 square matrix product timed on the CPU with the current threads.
 struct Bf16Probe {
@@ -29,10 +34,11 @@ struct Bf16Probe {
 // untimed warm-up each (about 20 ms at n = 512 on a CPU with bf16 instructions).
 Bf16Probe probe_cpu_bf16(std::int64_t n = 512, int repeats = 4);
 
-// auto picks bf16 on a CPU with native bf16 instructions whose bf16 products measure at least
-// this much faster than fp32 (AMX and AVX512-BF16 through oneDNN measure 4-6x, so load from
-// other processes cannot bring them near it). CPUs without those instructions get fp32 without a
-// probe: the choice is then the same in every process of a job and every run of a config.
+// auto picks bf16 on a CPU with AMX-BF16 without timing anything (its bf16 products run several
+// times fp32's on every such CPU, and a timing taken while other processes share the cores once
+// chose fp32 there), fp32 on a CPU without native bf16, also without timing: the choice is then
+// the same in every process of a job and every run of a config. Only a CPU with AVX512-BF16 and
+// no AMX is probed, and gets bf16 where its bf16 products measure at least this much faster.
 inline constexpr double kAutoBf16MinSpeedup = 1.5;
 
 struct PrecisionChoice {
@@ -41,12 +47,12 @@ struct PrecisionChoice {
 };
 
 // The decision for a CPU (kept apart from CPUID and the timing so it can be tested); `probe` is
-// only looked at when `native_bf16`.
-PrecisionChoice choose_cpu_precision(bool native_bf16, const Bf16Probe& probe);
+// only looked at for CpuBf16::kAvx512.
+PrecisionChoice choose_cpu_precision(CpuBf16 instructions, const Bf16Probe& probe);
 
 // Resolves `requested` for `device`. auto: on CUDA bf16 when the GPU has bf16 tensor cores
 // (compute capability 8.0 or newer), else fp32; on a CPU, choose_cpu_precision with CPUID's
-// answer and, where that is yes, probe_cpu_bf16().
+// answer and, for AVX512-BF16 without AMX, probe_cpu_bf16().
 // Explicit choices are checked: fp16 needs CUDA (CPU autocast has no fp16), bf16 on CUDA needs
 // 8.0 or newer. Errors are std::invalid_argument saying what to use instead.
 PrecisionChoice resolve_precision(Precision requested, const c10::Device& device);
