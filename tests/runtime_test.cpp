@@ -253,10 +253,11 @@ TEST(Precision, AutoOnACpuFollowsItsInstructionsAndOnlyAvx512IsTimed) {
   const auto chosen = resolve_precision(Precision::kAuto, cpu);
   EXPECT_NE(chosen.precision, Precision::kAuto);
   EXPECT_NE(chosen.precision, Precision::kFp16);
-  if (cpu_bf16_instructions() == CpuBf16::kNone) {
+  const auto instructions = cpu_bf16_instructions();
+  if (instructions == CpuBf16::kNone) {
     EXPECT_EQ(chosen.precision, Precision::kFp32);
   }
-  if (cpu_bf16_instructions() == CpuBf16::kAmx) {
+  if (instructions == CpuBf16::kAmx) {
     EXPECT_EQ(chosen.precision, Precision::kBf16);
   }
   EXPECT_EQ(chosen.reason.rfind("auto: ", 0), 0u) << chosen.reason;

@@ -20,9 +20,6 @@ namespace nmt::runtime {
 // since Sapphire Rapids), else AVX512-BF16 (dot products in vector registers), else none.
 enum class CpuBf16 { kNone, kAvx512, kAmx };
 CpuBf16 cpu_bf16_instructions();
-inline bool cpu_has_native_bf16() {
-  return cpu_bf16_instructions() != CpuBf16::kNone;
-}
 
 // One fp32 and one bf16 square matrix product timed on the CPU with the current threads.
 struct Bf16Probe {
