@@ -12,6 +12,8 @@
 #include <algorithm>
 #include <csignal>
 #include <filesystem>
+#include <stdexcept>
+#include <string>
 
 #include "common/config_loader.h"
 #include "sweep/row_runner.h"
@@ -32,8 +34,10 @@ std::vector<std::string> labels(const SweepSpec& spec) {
   return out;
 }
 
-// The row of configs/sweeps/multi30k-quick-fp32.yaml that configs/multi30k-quick.yaml took.
+// The rows of configs/sweeps/multi30k-quick-fp32.yaml and then of multi30k-quick-bf16.yaml that
+// configs/multi30k-quick.yaml took.
 constexpr const char* kChosenQuickFp32Row = "dropout0-ff512";
+constexpr const char* kChosenQuickBf16Row = "steps960";
 
 const std::vector<std::string> kTable3Labels = {"base", "A", "A", "A", "A", "B",  "B",
                                                 "C",    "C", "C", "C", "C", "C",  "C",
@@ -81,24 +85,43 @@ TEST(SweepSpec, EveryShippedSpecLoadsWithItsRowsChecked) {
   EXPECT_NE(std::find(names.begin(), names.end(), "multi30k-quick-fp32"), names.end());
 }
 
-TEST(SweepSpec, QuickConfigIsTheFp32SweepsChosenRowAndItsFirstRowThePreviousConfig) {
+const Row& row_labelled(const SweepSpec& spec, const std::string& label) {
+  const auto row = std::find_if(spec.rows.begin(), spec.rows.end(),
+                                [&](const Row& r) { return r.label == label; });
+  if (row == spec.rows.end()) throw std::runtime_error(spec.name + ": no row " + label);
+  return *row;
+}
+
+TEST(SweepSpec, QuickConfigIsTheChosenRowsOfTheFp32AndBf16SweepsAndTheirFirstRowsWhatCameBefore) {
+  // Each search pins the config it started from, so that its rows keep what they measured after
+  // configs/multi30k-quick.yaml takes one of them: the fp32 search chose the model and the batch,
+  // the bf16 search then the number of updates.
   const std::string dir = std::string(NMT_SOURCE_DIR) + "/configs/";
-  const auto spec = load_sweep_spec(dir + "sweeps/multi30k-quick-fp32.yaml");
+  const auto fp32 = load_sweep_spec(dir + "sweeps/multi30k-quick-fp32.yaml");
+  const auto bf16 = load_sweep_spec(dir + "sweeps/multi30k-quick-bf16.yaml");
   const auto quick = load_run_config(dir + "multi30k-quick.yaml");
-  ASSERT_GE(spec.rows.size(), 5u);
-  const auto& previous = spec.rows[0].config;  // the config the sweep started from
-  EXPECT_EQ(spec.rows[0].label, "quick");
+  ASSERT_GE(fp32.rows.size(), 5u);
+  const auto& previous = fp32.rows[0].config;  // the config the fp32 sweep started from
+  EXPECT_EQ(fp32.rows[0].label, "quick");
   EXPECT_DOUBLE_EQ(previous.model.dropout, 0.1);
   EXPECT_EQ(previous.model.d_ff, 1024);
-  const auto chosen = std::find_if(spec.rows.begin(), spec.rows.end(),
-                                   [](const Row& r) { return r.label == kChosenQuickFp32Row; });
-  ASSERT_NE(chosen, spec.rows.end());
-  EXPECT_DOUBLE_EQ(chosen->config.model.dropout, quick.model.dropout);
-  EXPECT_EQ(chosen->config.model.d_ff, quick.model.d_ff);
-  EXPECT_EQ(chosen->config.data.max_src_tokens, quick.data.max_src_tokens);
-  EXPECT_EQ(chosen->config.train.max_steps, quick.train.max_steps);
-  EXPECT_DOUBLE_EQ(chosen->config.train.max_minutes, quick.train.max_minutes);
-  EXPECT_EQ(chosen->config.checkpoint.every_steps, quick.checkpoint.every_steps);
+  EXPECT_EQ(previous.train.max_steps, 640);
+  const auto& chosen_fp32 = row_labelled(fp32, kChosenQuickFp32Row).config;
+  EXPECT_DOUBLE_EQ(chosen_fp32.model.dropout, quick.model.dropout);
+  EXPECT_EQ(chosen_fp32.model.d_ff, quick.model.d_ff);
+  EXPECT_EQ(chosen_fp32.data.max_src_tokens, quick.data.max_src_tokens);
+  EXPECT_DOUBLE_EQ(chosen_fp32.train.max_minutes, quick.train.max_minutes);
+  EXPECT_EQ(chosen_fp32.checkpoint.every_steps, quick.checkpoint.every_steps);
+
+  ASSERT_GE(bf16.rows.size(), 2u);
+  EXPECT_EQ(bf16.rows[0].label, "quick");  // the fp32 sweep's choice, as the bf16 sweep found it
+  EXPECT_EQ(bf16.rows[0].config.train.max_steps, chosen_fp32.train.max_steps);
+  EXPECT_EQ(bf16.rows[0].config.model.d_ff, quick.model.d_ff);
+  const auto& chosen_bf16 = row_labelled(bf16, kChosenQuickBf16Row).config;
+  EXPECT_EQ(chosen_bf16.train.max_steps, quick.train.max_steps);
+  EXPECT_NE(chosen_bf16.train.max_steps, chosen_fp32.train.max_steps);
+  EXPECT_EQ(chosen_bf16.train.warmup_steps, quick.train.warmup_steps);
+  EXPECT_DOUBLE_EQ(chosen_bf16.train.max_minutes, quick.train.max_minutes);
 }
 
 struct SpecFiles {
