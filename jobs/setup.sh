@@ -22,6 +22,7 @@ PACKAGES=(
   libjs-dygraphs              # the dashboard's charts, built into nmt-trackerd
   chromium chromium-driver python3-selenium   # the dashboard's tests in a real headless browser
   clang-format                # jobs/format.sh --check, run by CI
+  locales                     # de_DE.UTF-8 (made below): output checked under a decimal-comma locale
   python3-pip                 # fetches the current LibTorch line (jobs/fetch_libtorch.sh)
   # A one-node Slurm cluster for the tests (tests/slurm/, started in a temporary folder, never as
   # a system service); basic-plugins holds srun's PMIx plugin (mpi_pmix_v4) used by jobs/slurm/.
@@ -38,6 +39,24 @@ if ! command -v dpkg-query >/dev/null 2>&1; then
   exit 1
 fi
 
+SUDO=()
+if [[ $(id -u) -ne 0 ]] && command -v sudo >/dev/null 2>&1; then
+  SUDO=(sudo)
+fi
+can_install() { [[ $(id -u) -eq 0 || ${#SUDO[@]} -gt 0 ]]; }
+
+# A locale with a decimal comma, for the tests that check output does not follow the process's
+# locale (they skip without it). Built from the locales package's sources; seconds, once.
+ensure_test_locale() {
+  locale -a 2>/dev/null | grep -ix 'de_DE\.utf-\?8' >/dev/null && return 0
+  if ! can_install || [[ ! -f /usr/share/i18n/locales/de_DE ]]; then
+    echo "setup: no de_DE.UTF-8 locale (needs the locales package and root); its tests will skip"
+    return 0
+  fi
+  "${SUDO[@]}" localedef -i de_DE -c -f UTF-8 de_DE.UTF-8
+  echo "setup: made the de_DE.UTF-8 locale"
+}
+
 missing=()
 for pkg in "${PACKAGES[@]}"; do
   status=$(dpkg-query -W -f='${db:Status-Status}' "$pkg" 2>/dev/null || true)
@@ -46,20 +65,17 @@ done
 
 if ((${#missing[@]} == 0)); then
   echo "setup: all ${#PACKAGES[@]} packages present"
+  ensure_test_locale
   exit 0
 fi
 
 echo "setup: installing ${#missing[@]} package(s): ${missing[*]}"
-SUDO=()
-if [[ $(id -u) -ne 0 ]]; then
-  if command -v sudo >/dev/null 2>&1; then
-    SUDO=(sudo)
-  else
-    echo "setup: need root (or sudo) to run: apt-get install ${missing[*]}" >&2
-    exit 1
-  fi
+if ! can_install; then
+  echo "setup: need root (or sudo) to run: apt-get install ${missing[*]}" >&2
+  exit 1
 fi
 export DEBIAN_FRONTEND=noninteractive
 "${SUDO[@]}" apt-get update -q
 "${SUDO[@]}" apt-get install -y -q --no-install-recommends "${missing[@]}"
+ensure_test_locale
 echo "setup: done"
