@@ -227,6 +227,35 @@ TEST(DataParallel, AStopOnOneRankStopsEveryRankAfterTheSameUpdate) {
   }
 }
 
+// A cool-down that follows a time budget (train.cooldown with train.max_minutes binding): each
+// rank's clock reads its own time, so the ranks take rank 0's fraction from the update's
+// collective and apply the same rates; the replicas end bit-identical after several updates.
+TEST(DataParallel, ATimeBudgetsCooldownGivesEveryRankTheSameRates) {
+  SharedDir dir;
+  std::string data = g_world->is_root() ? testing::write_data(dir.temp(), 96) : "";
+  g_world->broadcast(data);
+  auto config = equivalence_config(data);
+  config.train.max_steps = 100000;  // the budget ends it: the rates follow the clock
+  config.train.max_minutes = 0.05;
+  config.train.cooldown = 1.0;
+  config.checkpoint.every_steps = 0;
+  train::Trainer trainer(config, dir.file("run"), sink_in(dir.file("run")), *g_world);
+  std::vector<at::Tensor> parameters;  // the model's own tensors: their values at the end
+  at::Tensor first;
+  trainer.set_after_backward([&](std::int64_t step, const std::vector<at::Tensor>& p) {
+    parameters = p;
+    if (step == 1) first = p[0].detach().clone();
+  });
+  const auto result = trainer.run(false);
+  EXPECT_TRUE(result.out_of_time);
+  ASSERT_FALSE(parameters.empty());
+  EXPECT_NO_THROW(dist::verify_replicas(parameters, *g_world));
+  if (result.steps >= 2) {
+    // Not vacuous: the cooled-down rates were not all 0.
+    EXPECT_FALSE(at::equal(first, parameters[0]));
+  }
+}
+
 }  // namespace
 }  // namespace nmt
 

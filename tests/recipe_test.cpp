@@ -20,6 +20,7 @@
 #include "trainer/optim/fused_adam.h"
 #include "trainer/optim/gradients.h"
 #include "trainer/optim/label_smoothing.h"
+#include "trainer/optim/lr_cooldown.h"
 #include "trainer/optim/noam_schedule.h"
 #include "trainer/train/batch_stream.h"
 #include "trainer/train/checkpoint_policy.h"
@@ -48,6 +49,21 @@ TEST(NoamSchedule, KnownValues) {
   EXPECT_NEAR(optim::noam_learning_rate(4000, 1024, 4000, 2.0), 2.0 / std::sqrt(1024.0 * 4000.0),
               1e-15);
   EXPECT_THROW(optim::noam_learning_rate(0, 512, 4000), std::invalid_argument);
+}
+
+TEST(LrCooldown, LinearFromOneToZeroOverTheRunsLastFraction) {
+  EXPECT_EQ(optim::cooldown_factor(0.0, 0.0), 1.0);  // no cool-down: the paper's schedule
+  EXPECT_EQ(optim::cooldown_factor(0.999, 0.0), 1.0);
+  EXPECT_EQ(optim::cooldown_factor(0.0, 0.25), 1.0);
+  EXPECT_EQ(optim::cooldown_factor(0.75, 0.25), 1.0);  // where the cool-down starts
+  EXPECT_NEAR(optim::cooldown_factor(0.8, 0.25), 0.8, 1e-12);
+  EXPECT_NEAR(optim::cooldown_factor(0.9, 0.25), 0.4, 1e-12);
+  EXPECT_EQ(optim::cooldown_factor(1.0, 0.25), 0.0);
+  EXPECT_EQ(optim::cooldown_factor(1.5, 0.25), 0.0);          // past a time budget: never negative
+  EXPECT_NEAR(optim::cooldown_factor(0.3, 1.0), 0.7, 1e-12);  // the whole run
+  EXPECT_THROW(optim::cooldown_factor(0.5, 1.5), std::invalid_argument);
+  EXPECT_THROW(optim::cooldown_factor(0.5, -0.1), std::invalid_argument);
+  EXPECT_THROW(optim::cooldown_factor(std::nan(""), 0.5), std::invalid_argument);
 }
 
 TEST(LabelSmoothing, MatchesHandComputation) {

@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <sstream>
 
 #include "preprocess/vocabulary.h"
@@ -20,6 +21,8 @@
 #include "trainer/decode/greedy.h"
 #include "trainer/model/transformer.h"
 #include "trainer/optim/label_smoothing.h"
+#include "trainer/optim/lr_cooldown.h"
+#include "trainer/optim/noam_schedule.h"
 #include "trainer/runtime/precision.h"
 #include "trainer/train/run_identity.h"
 #include "trainer/train/trainer.h"
@@ -251,6 +254,55 @@ TEST(Trainer, TimeBudgetEndsTheRunWithItsLastCheckpoint) {
   const auto full = train::Trainer(config, within, sink_in(within)).run(false);
   EXPECT_FALSE(full.out_of_time);
   EXPECT_EQ(full.steps, 20);
+}
+
+// Keeps the learning rate the trainer logged for each step.
+class RateRecorder : public train::MetricsSink {
+ public:
+  void log(const std::string& key, std::int64_t step, double value) override {
+    if (key == "train/lr") rates[step] = value;
+  }
+  std::map<std::int64_t, double> rates;
+};
+
+// train.cooldown: every update's rate is the paper's schedule times a linear cool-down over the
+// run's last fraction (here of its 20 updates: full rate through step 11, whose 10 predecessors are
+// half the run, then down by a tenth a step, to 0.1 at step 20); a run whose time budget is spent
+// before its first update gives that update rate 0 (the budget's fraction is the run's when it
+// runs out first), and without a cool-down the same run keeps the paper's rate.
+TEST(Trainer, CooldownEndsTheRateLinearlyOverTheRunsLastFraction) {
+  TempDir dir;
+  auto config = tiny_config(write_data(dir, 32));
+  config.train.max_steps = 20;
+  config.train.log_every = 1;
+  config.train.cooldown = 0.5;
+  auto recorder = std::make_shared<RateRecorder>();
+  train::Trainer(config, dir.file("steps"), recorder).run(false);
+  ASSERT_EQ(recorder->rates.size(), 20u);
+  const auto& t = config.train;
+  for (const auto& [step, rate] : recorder->rates) {
+    const double noam =
+        optim::noam_learning_rate(step, config.model.d_model, t.warmup_steps, t.lr_factor);
+    const double factor = step <= 11 ? 1.0 : (20.0 - static_cast<double>(step - 1)) / 10.0;
+    EXPECT_NEAR(rate, noam * factor, 1e-12 * noam) << "step " << step;
+  }
+  EXPECT_NEAR(
+      recorder->rates.at(20),
+      0.1 * optim::noam_learning_rate(20, config.model.d_model, t.warmup_steps, t.lr_factor),
+      1e-15);
+
+  config.train.max_minutes = 1e-9;
+  auto spent = std::make_shared<RateRecorder>();
+  const auto ended = train::Trainer(config, dir.file("spent"), spent).run(false);
+  EXPECT_TRUE(ended.out_of_time);
+  ASSERT_EQ(spent->rates.count(1), 1u);
+  EXPECT_EQ(spent->rates.at(1), 0.0);
+  config.train.cooldown = 0.0;
+  auto paper = std::make_shared<RateRecorder>();
+  train::Trainer(config, dir.file("paper"), paper).run(false);
+  ASSERT_EQ(paper->rates.count(1), 1u);
+  EXPECT_DOUBLE_EQ(paper->rates.at(1),
+                   optim::noam_learning_rate(1, config.model.d_model, t.warmup_steps, t.lr_factor));
 }
 
 // run.json: a fresh run draws a uid; --resume of its directory continues it as the next attempt;

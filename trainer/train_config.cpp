@@ -55,6 +55,7 @@ void fields(V& v, TrainConfig& t) {
   v("update_batches", t.update_batches);
   v("lr_factor", t.lr_factor);
   v("warmup_steps", t.warmup_steps);
+  v("cooldown", t.cooldown);
   v("adam_beta1", t.adam_beta1);
   v("adam_beta2", t.adam_beta2);
   v("adam_eps", t.adam_eps);
@@ -254,6 +255,8 @@ void TrainConfig::validate() const {
   require(max_minutes >= 0, "train.max_minutes", "must be >= 0 (0: no time budget)");
   require(lr_factor > 0, "train.lr_factor", "must be positive");
   require(warmup_steps >= 1, "train.warmup_steps", "must be positive");
+  require(cooldown >= 0 && cooldown <= 1, "train.cooldown",
+          "must be in [0, 1] (the fraction of the run that ends the rate linearly at 0; 0: none)");
   require(adam_beta1 >= 0 && adam_beta1 < 1 && adam_beta2 >= 0 && adam_beta2 < 1,
           "train.adam_beta1", "betas must be in [0, 1)");
   require(adam_eps > 0, "train.adam_eps", "must be positive");

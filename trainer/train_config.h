@@ -39,6 +39,11 @@ struct TrainConfig {
   std::int64_t update_batches = 0;
   double lr_factor = 1.0;  // lr = factor * d_model^-0.5 * min(step^-0.5, step * warmup^-1.5)
   std::int64_t warmup_steps = 4000;
+  // Not in the paper: the last `cooldown` fraction of the run scales that rate linearly down to 0
+  // (trainer/optim/lr_cooldown.h). The run's fraction is of max_steps, or of max_minutes when the
+  // time budget runs out first (rank 0's clock: such a run's rates then depend on the machine's
+  // speed, as its update count already does). 0: the paper's schedule to the end.
+  double cooldown = 0.0;
   double adam_beta1 = 0.9;
   double adam_beta2 = 0.98;
   double adam_eps = 1e-9;

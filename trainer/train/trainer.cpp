@@ -22,6 +22,7 @@
 #include "trainer/optim/fused_adam.h"
 #include "trainer/optim/gradients.h"
 #include "trainer/optim/label_smoothing.h"
+#include "trainer/optim/lr_cooldown.h"
 #include "trainer/optim/noam_schedule.h"
 #include "trainer/runtime/allocator.h"
 #include "trainer/runtime/blas_backend.h"
@@ -73,6 +74,8 @@ struct UpdateStats {
   double allreduce_seconds = 0.0;       // this rank's wait for the gradient all-reduce
   bool checkpoint_by_time = false;      // rank 0's clock decides, so every rank agrees
   bool out_of_time = false;             // train.max_minutes spent (rank 0's clock, agreed)
+  double done = 0.0;                    // the run's fraction behind this update (rank 0's, agreed)
+  double lr = 0.0;                      // the rate this update was given (applied or skipped)
   StopReason stop = StopReason::kNone;  // a stop signal on any rank: every rank stops here
 };
 
@@ -229,6 +232,7 @@ UpdateStats Trainer::Impl::update() {
   u.stop = stop_source ? stop_source() : StopReason::kNone;
   // Rank 0's clock decides the time budget; the ranks agree through the all-reduce below.
   u.out_of_time = comm.is_root() && time_budget_spent();
+  u.done = done_fraction();  // state.step updates done; by time, ranks take rank 0's below
   if (reducer) {
     comm.take_wait_seconds();
     reducer->finish();
@@ -239,8 +243,10 @@ UpdateStats Trainer::Impl::update() {
                                 by_time ? 1.0 : 0.0,
                                 u.stop == StopReason::kPreempted ? 1.0 : 0.0,
                                 u.stop == StopReason::kInterrupted ? 1.0 : 0.0,
-                                u.out_of_time ? 1.0 : 0.0};
+                                u.out_of_time ? 1.0 : 0.0,
+                                comm.is_root() ? u.done : 0.0};
     comm.allreduce_sum(sums);
+    u.done = sums[6];
     u.tgt_tokens = static_cast<std::int64_t>(sums[0]);
     u.src_tokens = static_cast<std::int64_t>(sums[1]);
     u.checkpoint_by_time = sums[2] > 0;
@@ -260,9 +266,10 @@ UpdateStats Trainer::Impl::update() {
   }
   const bool apply = skipped->admit(state.step + 1, finite, u.grad_norm, !high_scale);
   if (apply && t.clip_norm > 0) optim::clip_gradient_norm(parameters, t.clip_norm);
-  const double lr =
-      optim::noam_learning_rate(state.step + 1, config.model.d_model, t.warmup_steps, t.lr_factor);
-  if (apply) adam->step(lr);
+  u.lr =
+      optim::noam_learning_rate(state.step + 1, config.model.d_model, t.warmup_steps, t.lr_factor) *
+      optim::cooldown_factor(u.done, t.cooldown);
+  if (apply) adam->step(u.lr);
   scaler.update(finite);
   ++state.step;
   const auto position = batches->position();
@@ -346,7 +353,6 @@ void Trainer::Impl::log_rank_throughput(const LogWindow& w) {
 // throughput). The loss read waits for the device's queued work, so the window's time, the
 // updates' own time plus that wait, is what the device took.
 void Trainer::Impl::log_update(const UpdateStats& u, LogWindow& w, TrainResult& result) {
-  const auto& t = config.train;
   const std::int64_t step = state.step;
   const auto read_start = Clock::now();
   const auto [loss, nll] = read_losses(u);
@@ -354,8 +360,6 @@ void Trainer::Impl::log_update(const UpdateStats& u, LogWindow& w, TrainResult& 
   w.seconds = std::max(w.seconds + seconds_since(read_start), 1e-9);
   result.last_train_loss = loss;
   if (comm.size() > 1) log_rank_throughput(w);
-  const double lr =
-      optim::noam_learning_rate(step, config.model.d_model, t.warmup_steps, t.lr_factor);
   const double tok_s = static_cast<double>(w.tokens) / w.seconds;
   const double ms_per_step =
       1000.0 * w.seconds / static_cast<double>(std::max<std::int64_t>(w.steps, 1));
@@ -363,7 +367,7 @@ void Trainer::Impl::log_update(const UpdateStats& u, LogWindow& w, TrainResult& 
   sink->log("train/loss", step, loss);
   sink->log("train/nll", step, nll);
   sink->log("train/ppl", step, std::exp(nll));
-  sink->log("train/lr", step, lr);
+  sink->log("train/lr", step, u.lr);
   sink->log("train/grad_norm", step, grad_norm);
   sink->log("train/skipped_updates", step, static_cast<double>(skipped->total()));
   sink->log("train/tokens_per_s", step, tok_s);
@@ -376,7 +380,7 @@ void Trainer::Impl::log_update(const UpdateStats& u, LogWindow& w, TrainResult& 
     memory = fmt::format(", peak {:.2f} GiB on {}", peak_gib, device.str());
   }
   spdlog::info("step {}: loss {:.3f}, ppl {:.2f}, lr {:.3g}, {:.0f} tokens/s, {:.0f} ms/step{}{}",
-               step, loss, std::exp(nll), lr, tok_s, ms_per_step, memory,
+               step, loss, std::exp(nll), u.lr, tok_s, ms_per_step, memory,
                comm.size() > 1 ? fmt::format(" ({} ranks, {:.0f}% waiting on all-reduce)",
                                              comm.size(), 100.0 * w.allreduce_seconds / w.seconds)
                                : "");

@@ -6,7 +6,7 @@
 //   for each of this rank's `accumulation` batches: loss = smoothed CE summed over tokens; backward
 //   gradients summed over ranks (data parallelism), /= target tokens of the update on all ranks;
 //   an update with non-finite gradients is skipped (skipped_updates.h); optional clipping;
-//   lr = noam(step); Adam step
+//   lr = noam(step), times the cool-down over the run's last fraction (train.cooldown); Adam step
 // Data parallelism: every rank holds a replica (rank 0's initial parameters, broadcast and
 // checked), takes its share of each update's batches (train.update_batches, the same batches on
 // any number of ranks; batch_stream.h), and applies the same reduced update. Dropout is seeded per
