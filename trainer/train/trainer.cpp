@@ -74,7 +74,6 @@ struct UpdateStats {
   double allreduce_seconds = 0.0;       // this rank's wait for the gradient all-reduce
   bool checkpoint_by_time = false;      // rank 0's clock decides, so every rank agrees
   bool out_of_time = false;             // train.max_minutes spent (rank 0's clock, agreed)
-  double done = 0.0;                    // the run's fraction behind this update (rank 0's, agreed)
   double lr = 0.0;                      // the rate this update was given (applied or skipped)
   StopReason stop = StopReason::kNone;  // a stop signal on any rank: every rank stops here
 };
@@ -232,7 +231,8 @@ UpdateStats Trainer::Impl::update() {
   u.stop = stop_source ? stop_source() : StopReason::kNone;
   // Rank 0's clock decides the time budget; the ranks agree through the all-reduce below.
   u.out_of_time = comm.is_root() && time_budget_spent();
-  u.done = done_fraction();  // state.step updates done; by time, ranks take rank 0's below
+  // The run's fraction behind this update (the cool-down's); by time, rank 0's (agreed below).
+  double done = done_fraction();
   if (reducer) {
     comm.take_wait_seconds();
     reducer->finish();
@@ -244,9 +244,9 @@ UpdateStats Trainer::Impl::update() {
                                 u.stop == StopReason::kPreempted ? 1.0 : 0.0,
                                 u.stop == StopReason::kInterrupted ? 1.0 : 0.0,
                                 u.out_of_time ? 1.0 : 0.0,
-                                comm.is_root() ? u.done : 0.0};
+                                comm.is_root() ? done : 0.0};
     comm.allreduce_sum(sums);
-    u.done = sums[6];
+    done = sums[6];
     u.tgt_tokens = static_cast<std::int64_t>(sums[0]);
     u.src_tokens = static_cast<std::int64_t>(sums[1]);
     u.checkpoint_by_time = sums[2] > 0;
@@ -268,7 +268,7 @@ UpdateStats Trainer::Impl::update() {
   if (apply && t.clip_norm > 0) optim::clip_gradient_norm(parameters, t.clip_norm);
   u.lr =
       optim::noam_learning_rate(state.step + 1, config.model.d_model, t.warmup_steps, t.lr_factor) *
-      optim::cooldown_factor(u.done, t.cooldown);
+      optim::cooldown_factor(done, t.cooldown);
   if (apply) adam->step(u.lr);
   scaler.update(finite);
   ++state.step;
