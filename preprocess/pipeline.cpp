@@ -140,19 +140,50 @@ void parse_clean_line(const std::string& line, std::string& src, std::string& tg
   index = std::stoll(line.substr(b + 1));
 }
 
+// A well-mixed 64-bit function of x (the SplitMix64 finalizer): seeds of neighbouring pairs and
+// copies share no visible structure.
+std::uint64_t mix64(std::uint64_t x) {
+  x += 0x9e3779b97f4a7c15ULL;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
+}
+
+// How one pass over the cleaned pairs segments them: deterministically (through the cache), or
+// sampled with a seed fixed by (sampling seed, copy, pair index, side), so the bytes do not depend
+// on threads or blocks.
+struct Segmentation {
+  const Vocabulary* vocab = nullptr;
+  const SamplingOptions* sampling = nullptr;  // null: deterministic
+  int copy = 0;
+
+  void encode(CachedEncoder& encoder, const std::string& text, std::int64_t index, int side,
+              std::vector<std::int32_t>& ids) const {
+    if (sampling == nullptr) {
+      encoder.encode(text, ids);
+      return;
+    }
+    const std::uint64_t seed =
+        mix64(mix64(mix64(static_cast<std::uint64_t>(sampling->seed)) ^
+                    static_cast<std::uint64_t>(copy)) ^
+              (static_cast<std::uint64_t>(index) * 2 + static_cast<std::uint64_t>(side)));
+    ids = vocab->sample_encode(text, sampling->alpha, seed);
+  }
+};
+
 // Encodes lines into out with one encoder per thread: each thread owns a contiguous slice, and
-// cached encoding gives exactly the ids of uncached encoding, so the result does not depend on
-// the number of threads.
-void encode_block(std::vector<CachedEncoder>& encoders, const std::vector<std::string>& lines,
-                  std::vector<EncodedPair>& out) {
+// cached encoding gives exactly the ids of uncached encoding (and a sampled one depends only on
+// its pair), so the result does not depend on the number of threads.
+void encode_block(std::vector<CachedEncoder>& encoders, const Segmentation& segmentation,
+                  const std::vector<std::string>& lines, std::vector<EncodedPair>& out) {
   const int threads = static_cast<int>(encoders.size());
   out.resize(lines.size());
   const auto work = [&](std::size_t begin, std::size_t end, CachedEncoder& encoder) {
     std::string src, tgt;
     for (std::size_t i = begin; i < end; ++i) {
       parse_clean_line(lines[i], src, tgt, out[i].index);
-      encoder.encode(src, out[i].src);
-      encoder.encode(tgt, out[i].tgt);
+      segmentation.encode(encoder, src, out[i].index, 0, out[i].src);
+      segmentation.encode(encoder, tgt, out[i].index, 1, out[i].tgt);
     }
   };
   const std::size_t n = lines.size();
@@ -219,9 +250,10 @@ Vocabulary prepare_vocabulary(const PreprocessConfig& config, ReservoirSample& s
 std::vector<ShardInfo> encode_to_shards(const std::string& clean_file, const Vocabulary& vocab,
                                         const ShardHeader& header, const ShardOptions& options,
                                         int threads, const std::string& dir,
-                                        std::int64_t expected_pairs, const StopCheck& stop) {
-  std::ifstream in(clean_file, std::ios::binary);
-  if (!in) throw std::runtime_error(clean_file + ": cannot open intermediate file");
+                                        std::int64_t expected_pairs, const StopCheck& stop,
+                                        const SamplingOptions& sampling) {
+  sampling.validate();
+  const int passes = std::max(sampling.copies, 1);
   ShardWriter writer(dir, header, options.pairs_per_shard, options.compression);
   ProgressMeter progress("encode " + header.split, "pairs");
   constexpr std::size_t kBlock = 16384;
@@ -230,15 +262,21 @@ std::vector<ShardInfo> encode_to_shards(const std::string& clean_file, const Voc
   std::vector<CachedEncoder> encoders(static_cast<std::size_t>(threads), CachedEncoder(vocab));
   std::int64_t done = 0;
   std::string line;
-  while (true) {
-    lines.clear();
-    while (lines.size() < kBlock && std::getline(in, line)) lines.push_back(line);
-    if (lines.empty()) break;
-    check_stop(stop);
-    encode_block(encoders, lines, encoded);
-    for (const auto& p : encoded) writer.add(p.src, p.tgt, p.index);
-    done += static_cast<std::int64_t>(lines.size());
-    progress.update(done, expected_pairs > 0 ? static_cast<double>(done) / expected_pairs : -1.0);
+  for (int copy = 0; copy < passes; ++copy) {
+    std::ifstream in(clean_file, std::ios::binary);
+    if (!in) throw std::runtime_error(clean_file + ": cannot open intermediate file");
+    const Segmentation segmentation{&vocab, sampling.copies > 0 ? &sampling : nullptr, copy};
+    while (true) {
+      lines.clear();
+      while (lines.size() < kBlock && std::getline(in, line)) lines.push_back(line);
+      if (lines.empty()) break;
+      check_stop(stop);
+      encode_block(encoders, segmentation, lines, encoded);
+      for (const auto& p : encoded) writer.add(p.src, p.tgt, p.index);
+      done += static_cast<std::int64_t>(lines.size());
+      progress.update(
+          done, expected_pairs > 0 ? static_cast<double>(done) / (expected_pairs * passes) : -1.0);
+    }
   }
   progress.finish(done);
   return writer.finish();
@@ -309,8 +347,15 @@ PreprocessResult run_preprocess(const PreprocessConfig& config, const StopCheck&
     for (const auto& c : split->corpora) entry.sources.push_back(c.describe());
     entry.cleaning = clean.stats;
     const ShardHeader header{split->name, vocab.size(), vocab.sha256(), entry.sources, clean.stats};
+    // Only the train split is sampled: validation and translation see what a user's text gets.
+    const bool sampled = split->name == "train" && config.sampling.copies > 0;
+    if (sampled) {
+      spdlog::info("train: {} copies, each segmented with sampling (alpha {}, seed {})",
+                   config.sampling.copies, config.sampling.alpha, config.sampling.seed);
+    }
     entry.shards = encode_to_shards(clean.file, vocab, header, config.shards, config.threads,
-                                    tmp.path().string(), clean.stats.kept, stop);
+                                    tmp.path().string(), clean.stats.kept, stop,
+                                    sampled ? config.sampling : SamplingOptions{});
     fs::remove(clean.file);
     manifest.splits.push_back(std::move(entry));
   }

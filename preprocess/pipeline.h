@@ -40,11 +40,13 @@ class PreprocessStopped : public std::runtime_error {
 PreprocessResult run_preprocess(const PreprocessConfig& config, const StopCheck& stop = {});
 
 // Encodes the cleaned pairs of `clean_file` ("source\ttarget\tindex" lines) with `threads` threads
-// and writes them as shards. The output bytes are identical for every thread count. Exposed for
-// the benchmark against spm_encode.
+// and writes them as shards: once with the deterministic segmentation, or `sampling.copies` times
+// with sampled ones (each pair keeps its index in every copy). The output bytes are identical for
+// every thread count. Exposed for the benchmark against spm_encode.
 std::vector<ShardInfo> encode_to_shards(const std::string& clean_file, const Vocabulary& vocab,
                                         const ShardHeader& header, const ShardOptions& options,
                                         int threads, const std::string& dir,
-                                        std::int64_t expected_pairs, const StopCheck& stop = {});
+                                        std::int64_t expected_pairs, const StopCheck& stop = {},
+                                        const SamplingOptions& sampling = {});
 
 }  // namespace nmt::preprocess

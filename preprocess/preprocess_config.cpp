@@ -82,6 +82,7 @@ void PreprocessConfig::validate() const {
     throw std::invalid_argument("shards.compression must be a deflate level 0-9");
   }
   vocab.validate();
+  sampling.validate();
   cleaning.validate();
 }
 
@@ -101,6 +102,11 @@ PreprocessConfig load_preprocess_config(const std::string& path,
   shards.read("pairs_per_shard", config.shards.pairs_per_shard);
   shards.read("compression", config.shards.compression);
   shards.finish();
+  const auto sampling = top.section("sampling");
+  sampling.read("copies", config.sampling.copies);
+  sampling.read("alpha", config.sampling.alpha);
+  sampling.read("seed", config.sampling.seed);
+  sampling.finish();
   const auto corpora = top.section("corpora");
   for (auto& split : config.splits) {
     for (const auto& item : corpora.section_list(split.name)) {
@@ -151,6 +157,10 @@ std::string to_yaml(const PreprocessConfig& config) {
   out << YAML::Key << "shards" << YAML::Value << YAML::BeginMap << YAML::Key << "pairs_per_shard"
       << YAML::Value << config.shards.pairs_per_shard << YAML::Key << "compression" << YAML::Value
       << config.shards.compression << YAML::EndMap;
+  const auto& sm = config.sampling;
+  out << YAML::Key << "sampling" << YAML::Value << YAML::BeginMap << YAML::Key << "copies"
+      << YAML::Value << sm.copies << YAML::Key << "alpha" << YAML::Value << sm.alpha << YAML::Key
+      << "seed" << YAML::Value << sm.seed << YAML::EndMap;
   out << YAML::EndMap;
   return std::string(out.c_str()) + "\n";
 }

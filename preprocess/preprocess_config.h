@@ -12,6 +12,7 @@
 //   vocab: {type: bpe, size: 37000}
 //   cleaning: {max_words: 250, max_ratio: 3.0, dedupe: true}
 //   shards: {pairs_per_shard: 1000000, compression: 0}
+//   sampling: {copies: 0, alpha: 0.1, seed: 1}   # BPE-dropout copies of the train split
 
 #include <cstdint>
 #include <string>
@@ -44,6 +45,7 @@ struct PreprocessConfig {
   VocabularyOptions vocab;
   CleaningOptions cleaning;
   ShardOptions shards;
+  SamplingOptions sampling;  // subword regularization of the train split (off by default)
 
   SplitCorpora& split(const std::string& name);
   const SplitCorpora& split(const std::string& name) const;

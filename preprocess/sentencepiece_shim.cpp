@@ -6,9 +6,18 @@
 #include <sentencepiece_processor.h>
 #include <sentencepiece_trainer.h>
 
+#include <random>
 #include <string>
 #include <unordered_map>
 #include <vector>
+
+// SentencePiece's sampling draws from a per-thread std::mt19937 that it seeds once, on the thread's
+// first use, from the process-wide seed. Its accessor is declared in util.h, which is not
+// installed, but exported by the library (0.1.97, Debian bookworm's), so each sampled encoding can
+// reseed it and stay independent of threads and of call order.
+namespace sentencepiece::random {
+std::mt19937* GetRandomGenerator();
+}  // namespace sentencepiece::random
 
 struct nmt_spm {
   sentencepiece::SentencePieceProcessor processor;
@@ -85,6 +94,17 @@ int nmt_spm_encode(const nmt_spm* spm, const char* text, size_t size, nmt_spm_id
                    void* context, nmt_spm_bytes_sink error, void* error_context) {
   std::vector<int> out;
   const auto status = spm->processor.Encode(absl::string_view(text, size), &out);
+  if (!status.ok()) return fail(error, error_context, status.ToString());
+  ids(context, out.data(), out.size());
+  return 0;
+}
+
+int nmt_spm_sample_encode(const nmt_spm* spm, const char* text, size_t size, float alpha,
+                          uint64_t seed, nmt_spm_ids_sink ids, void* context,
+                          nmt_spm_bytes_sink error, void* error_context) {
+  sentencepiece::random::GetRandomGenerator()->seed(static_cast<std::mt19937::result_type>(seed));
+  std::vector<int> out;
+  const auto status = spm->processor.SampleEncode(absl::string_view(text, size), -1, alpha, &out);
   if (!status.ok()) return fail(error, error_context, status.ToString());
   ids(context, out.data(), out.size());
   return 0;

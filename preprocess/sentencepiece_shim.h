@@ -28,6 +28,13 @@ int nmt_spm_size(const nmt_spm* spm);
 int nmt_spm_special_id(const nmt_spm* spm, int which);
 int nmt_spm_encode(const nmt_spm* spm, const char* text, size_t size, nmt_spm_ids_sink ids,
                    void* context, nmt_spm_bytes_sink error, void* error_context);
+// A sampled segmentation of `text` (SentencePiece's SampleEncode with nbest_size -1): for a BPE
+// model, BPE-dropout with merge-drop probability `alpha`; for a unigram model, a segmentation
+// drawn from the lattice with smoothing `alpha`. The calling thread's sampling generator is seeded
+// with `seed` first, so the result depends on (text, alpha, seed) only.
+int nmt_spm_sample_encode(const nmt_spm* spm, const char* text, size_t size, float alpha,
+                          uint64_t seed, nmt_spm_ids_sink ids, void* context,
+                          nmt_spm_bytes_sink error, void* error_context);
 int nmt_spm_decode(const nmt_spm* spm, const int* ids, size_t count, nmt_spm_bytes_sink text,
                    void* context, nmt_spm_bytes_sink error, void* error_context);
 void nmt_spm_piece(const nmt_spm* spm, int id, nmt_spm_bytes_sink piece, void* context);

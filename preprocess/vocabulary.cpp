@@ -28,6 +28,7 @@ struct SentencePieceLibrary {
   decltype(&nmt_spm_size) size;
   decltype(&nmt_spm_special_id) special_id;
   decltype(&nmt_spm_encode) encode;
+  decltype(&nmt_spm_sample_encode) sample_encode;
   decltype(&nmt_spm_decode) decode;
   decltype(&nmt_spm_piece) piece;
   decltype(&nmt_spm_train) train;
@@ -59,6 +60,7 @@ struct SentencePieceLibrary {
     l.size = reinterpret_cast<decltype(l.size)>(symbol("nmt_spm_size"));
     l.special_id = reinterpret_cast<decltype(l.special_id)>(symbol("nmt_spm_special_id"));
     l.encode = reinterpret_cast<decltype(l.encode)>(symbol("nmt_spm_encode"));
+    l.sample_encode = reinterpret_cast<decltype(l.sample_encode)>(symbol("nmt_spm_sample_encode"));
     l.decode = reinterpret_cast<decltype(l.decode)>(symbol("nmt_spm_decode"));
     l.piece = reinterpret_cast<decltype(l.piece)>(symbol("nmt_spm_piece"));
     l.train = reinterpret_cast<decltype(l.train)>(symbol("nmt_spm_train"));
@@ -87,6 +89,14 @@ void VocabularyOptions::validate() const {
   }
   if (max_sentences < 1) throw std::invalid_argument("max_sentences must be positive");
   if (threads < 1) throw std::invalid_argument("threads must be positive");
+}
+
+void SamplingOptions::validate() const {
+  if (copies < 0) throw std::invalid_argument("sampling.copies must be >= 0 (0: no sampling)");
+  if (copies > 0 && (alpha <= 0.0 || alpha >= 1.0)) {
+    throw std::invalid_argument(
+        fmt::format("sampling.alpha must be in (0, 1) when sampling.copies > 0, got {}", alpha));
+  }
 }
 
 std::string train_vocabulary(const std::vector<std::string>& sentences,
@@ -181,6 +191,18 @@ std::vector<std::int32_t> Vocabulary::encode(const std::string& text) const {
   if (SentencePieceLibrary::get().encode(processor_.get(), text.data(), text.size(), store_ids,
                                          &ids, append_bytes, &error) != 0) {
     throw std::runtime_error(name_ + ": encode failed: " + error);
+  }
+  return ids;
+}
+
+std::vector<std::int32_t> Vocabulary::sample_encode(const std::string& text, double alpha,
+                                                    std::uint64_t seed) const {
+  std::vector<std::int32_t> ids;
+  std::string error;
+  if (SentencePieceLibrary::get().sample_encode(processor_.get(), text.data(), text.size(),
+                                                static_cast<float>(alpha), seed, store_ids, &ids,
+                                                append_bytes, &error) != 0) {
+    throw std::runtime_error(name_ + ": sampled encode failed: " + error);
   }
   return ids;
 }

@@ -30,6 +30,18 @@ struct VocabularyOptions {
   void validate() const;
 };
 
+// Subword regularization of the train split: BPE-dropout (Provilkov et al. 2020) for a BPE
+// vocabulary, sampling (Kudo 2018) for a unigram one. nmt-preprocess writes the split `copies`
+// times, each pair segmented anew in every copy, so that each pass over the shards sees other
+// segmentations of the same text; valid and test keep the one deterministic segmentation that
+// translation uses.
+struct SamplingOptions {
+  int copies = 0;         // 0: the deterministic segmentation, once (the paper)
+  double alpha = 0.1;     // bpe: the probability of skipping a merge; unigram: the smoothing
+  std::int64_t seed = 1;  // with the copy and the pair's index, fixes each sampled segmentation
+  void validate() const;  // throws std::invalid_argument naming the field
+};
+
 // Trains a model on `sentences` (both sides of the corpus, already cleaned) and returns the
 // serialized model proto; save it with nmt::write_file_atomically, load it with from_serialized.
 std::string train_vocabulary(const std::vector<std::string>& sentences,
@@ -45,6 +57,11 @@ class Vocabulary {
 
   // Subword ids of `text`, without BOS/EOS.
   std::vector<std::int32_t> encode(const std::string& text) const;
+  // A sampled segmentation of `text` (subword regularization): for a BPE vocabulary, BPE-dropout
+  // (Provilkov et al. 2020) with merge-drop probability `alpha`; for a unigram one, sampling
+  // (Kudo 2018) with smoothing `alpha`. Deterministic in (text, alpha, seed), on any thread.
+  std::vector<std::int32_t> sample_encode(const std::string& text, double alpha,
+                                          std::uint64_t seed) const;
   // Detokenized text; special ids are skipped.
   std::string decode(const std::vector<std::int32_t>& ids) const;
   std::string piece(std::int32_t id) const;

@@ -160,6 +160,53 @@ TEST(PreprocessPipeline, ReusedVocabularyGivesTheSameIds) {
   }
 }
 
+// BPE-dropout copies of the train split (sampling.copies): each copy holds every pair, with its
+// index, segmented anew (decoding to the same text as the deterministic ids); the copies differ;
+// the bytes do not depend on the thread count; the test split is exactly what it is without
+// sampling.
+TEST(PreprocessPipeline, SampledTrainCopiesSegmentEveryPairAnewAndLeaveEvalSplitsAlone) {
+  TempDir dir;
+  write_corpus(dir.file("c.src"), dir.file("c.tgt"), 400);
+  const auto configure = [&](const std::string& name, int copies, int threads) {
+    auto config = small_config(dir.file(name), dir.file("c.src"), dir.file("c.tgt"));
+    config.shards.pairs_per_shard = 500;  // a shard ends inside the second copy
+    config.split("test").corpora.push_back({dir.file("c.src"), dir.file("c.tgt")});
+    config.sampling.copies = copies;
+    config.threads = threads;
+    run_preprocess(config);
+    return config.out;
+  };
+  const auto plain_dir = configure("plain", 0, 2);
+  const auto sampled_dir = configure("sampled", 3, 2);
+  EXPECT_EQ(hashes(configure("sampled-1-thread", 3, 1)), hashes(sampled_dir));
+  EXPECT_EQ(sha256_file(plain_dir + "/test-00000.h5"), sha256_file(sampled_dir + "/test-00000.h5"));
+
+  const auto vocab = Vocabulary::load(sampled_dir + "/spm.model");
+  const auto plain = ShardDataset::open(plain_dir, "train");
+  const auto sampled = ShardDataset::open(sampled_dir, "train");
+  ASSERT_EQ(plain.size(), 400);
+  ASSERT_EQ(sampled.size(), 3 * plain.size());
+  EXPECT_EQ(read_manifest(sampled_dir).split("train").cleaning.kept, 400);
+  std::vector<int> differ_from_plain(3, 0);
+  int copies_differ = 0;
+  for (std::int64_t i = 0; i < plain.size(); ++i) {
+    const auto p = plain.pair(i);
+    const auto src = vocab.decode(p.src.to_vector()), tgt = vocab.decode(p.tgt.to_vector());
+    for (std::int64_t copy = 0; copy < 3; ++copy) {
+      const auto s = sampled.pair(copy * plain.size() + i);
+      ASSERT_EQ(s.index, p.index);
+      ASSERT_EQ(vocab.decode(s.src.to_vector()), src);
+      ASSERT_EQ(vocab.decode(s.tgt.to_vector()), tgt);
+      differ_from_plain[static_cast<std::size_t>(copy)] +=
+          s.src.to_vector() != p.src.to_vector() || s.tgt.to_vector() != p.tgt.to_vector();
+    }
+    copies_differ +=
+        sampled.pair(i).src.to_vector() != sampled.pair(plain.size() + i).src.to_vector();
+  }
+  for (int d : differ_from_plain) EXPECT_GT(d, 40);
+  EXPECT_GT(copies_differ, 40);
+}
+
 TEST(PreprocessPipeline, BadInputLeavesNoPartialOutput) {
   TempDir dir;
   write_corpus(dir.file("c.src"), dir.file("c.tgt"), 100);
@@ -198,6 +245,17 @@ TEST(PreprocessPipeline, ConfigFileIsStrict) {
   ASSERT_EQ(config.split("train").corpora.size(), 1u);
   EXPECT_EQ(config.split("train").corpora[0].tsv_source_column, 1);
   EXPECT_EQ(config.split("train").corpora[0].resolved_format(), CorpusFormat::kTsv);
+  const auto sampled =
+      load_preprocess_config(dir.file("p.yaml"), {"sampling.copies=4", "sampling.alpha=0.2"});
+  EXPECT_EQ(sampled.sampling.copies, 4);
+  EXPECT_DOUBLE_EQ(sampled.sampling.alpha, 0.2);
+  // The manifest's copy of the config (to_yaml) reads back to the same sampling.
+  testing::write_text(dir.file("again.yaml"), to_yaml(sampled));
+  const auto again = load_preprocess_config(dir.file("again.yaml"));
+  EXPECT_EQ(again.sampling.copies, 4);
+  EXPECT_EQ(again.sampling.alpha, 0.2);
+  NMT_EXPECT_THROW_WITH(load_preprocess_config(dir.file("p.yaml"), {"sampling.alhpa=0.1"}),
+                        ConfigError, "sampling.alhpa");
   testing::write_text(dir.file("bad.yaml"), "corpora:\n  train:\n    - {source: a, taget: b}\n");
   NMT_EXPECT_THROW_WITH(load_preprocess_config(dir.file("bad.yaml")), ConfigError, "bad.yaml:3",
                         "corpora.train[0].taget");

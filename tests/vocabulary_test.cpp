@@ -3,6 +3,8 @@
 
 #include "preprocess/vocabulary.h"
 
+#include <thread>
+
 #include "common/atomic_file.h"
 #include "common/sha256.h"
 #include "test_utils.h"
@@ -111,6 +113,53 @@ TEST(Vocabulary, CachedEncoderGivesExactlyTheSameIds) {
     }
     EXPECT_GT(encoder.hits(), 10 * encoder.misses()) << type;
   }
+}
+
+// Subword regularization: every sampled segmentation is a segmentation of the same text, it is a
+// function of (text, alpha, seed) alone, whatever ran before it on whichever thread, and it really
+// varies: BPE-dropout skips merges, so its segmentations are longer than the deterministic one.
+TEST(Vocabulary, SampledSegmentationsDecodeToTheTextAndDependOnlyOnTheSeed) {
+  const auto corpus = generate_corpus(300);
+  for (const char* type : {"bpe", "unigram"}) {
+    const auto vocab = Vocabulary::from_serialized(
+        train_vocabulary(generate_corpus(2000), small_options(type)), type);
+    std::vector<std::vector<std::int32_t>> first;
+    std::size_t deterministic_pieces = 0, sampled_pieces = 0;
+    int differ = 0;
+    for (std::size_t i = 0; i < corpus.size(); ++i) {
+      const auto ids = vocab.sample_encode(corpus[i], 0.1, 1000 + i);
+      ASSERT_EQ(vocab.decode(ids), corpus[i]) << type;
+      const auto plain = vocab.encode(corpus[i]);
+      differ += ids != plain;
+      deterministic_pieces += plain.size();
+      sampled_pieces += ids.size();
+      first.push_back(ids);
+    }
+    EXPECT_GT(differ, 30) << type;
+    if (std::string(type) == "bpe") {
+      EXPECT_GT(sampled_pieces, deterministic_pieces);
+    }
+    // Another seed gives other segmentations; the same seeds, on a new thread after other
+    // sampling on this one, give the same ones again.
+    int differ_by_seed = 0;
+    for (std::size_t i = 0; i < corpus.size(); ++i) {
+      differ_by_seed += vocab.sample_encode(corpus[i], 0.1, 7) != first[i];
+    }
+    EXPECT_GT(differ_by_seed, 30) << type;
+    std::vector<std::vector<std::int32_t>> again(corpus.size());
+    std::thread([&] {
+      for (std::size_t i = corpus.size(); i-- > 0;) {
+        again[i] = vocab.sample_encode(corpus[i], 0.1, 1000 + i);
+      }
+    }).join();
+    EXPECT_EQ(again, first) << type;
+  }
+  SamplingOptions sampling;
+  sampling.copies = 2;
+  sampling.alpha = 0.0;
+  NMT_EXPECT_THROW_WITH(sampling.validate(), std::invalid_argument, "sampling.alpha");
+  sampling.copies = -1;
+  NMT_EXPECT_THROW_WITH(sampling.validate(), std::invalid_argument, "sampling.copies");
 }
 
 TEST(Vocabulary, KnownSha256) {
