@@ -16,6 +16,7 @@
 #include <thread>
 
 #include "common/atomic_file.h"
+#include "common/mix64.h"
 #include "common/progress.h"
 #include "preprocess/output_dir.h"
 
@@ -140,13 +141,9 @@ void parse_clean_line(const std::string& line, std::string& src, std::string& tg
   index = std::stoll(line.substr(b + 1));
 }
 
-// A well-mixed 64-bit function of x (the SplitMix64 finalizer): seeds of neighbouring pairs and
-// copies share no visible structure.
+// Seeds of neighbouring pairs and copies share no visible structure.
 std::uint64_t mix64(std::uint64_t x) {
-  x += 0x9e3779b97f4a7c15ULL;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-  return x ^ (x >> 31);
+  return splitmix64_finalize(x + 0x9e3779b97f4a7c15ULL);
 }
 
 // How one pass over the cleaned pairs segments them: deterministically (through the cache), or

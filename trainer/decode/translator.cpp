@@ -10,6 +10,7 @@
 #include <numeric>
 #include <stdexcept>
 
+#include "common/mix64.h"
 #include "common/progress.h"
 #include "preprocess/cleaning.h"
 #include "trainer/decode/decode.h"
@@ -22,10 +23,7 @@ namespace {
 // The seed of one source's sampling generator: the run's seed and the source's key mixed by
 // SplitMix64's finaliser, so that nearby keys get unrelated streams.
 std::uint64_t sample_seed(std::uint64_t seed, std::uint64_t key) {
-  std::uint64_t z = seed + 0x9E3779B97F4A7C15ULL * (key + 1);
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-  return z ^ (z >> 31);
+  return splitmix64_finalize(seed + 0x9E3779B97F4A7C15ULL * (key + 1));
 }
 
 // [rows, longest + 1] with EOS after each source, padded with 0.

@@ -11,16 +11,10 @@
 #include <mutex>
 #include <stdexcept>
 
+#include "common/mix64.h"
+
 namespace nmt::model {
 namespace {
-
-// A 64-bit finalizing mix (the SplitMix64 output function): consecutive counters give
-// statistically independent outputs.
-inline std::uint64_t mix64(std::uint64_t z) {
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-  return z ^ (z >> 31);
-}
 
 constexpr std::uint64_t kCounterStep = 0x9E3779B97F4A7C15ULL;  // 2^64 / golden ratio, odd
 constexpr int kPerHash = 4;                                    // 16-bit uniforms per hash
@@ -50,7 +44,8 @@ torch::Tensor dropout_mask(const torch::Tensor& like, double p, std::uint64_t se
         const T drop = static_cast<T>(0);
         at::parallel_for(0, hashes, 4096, [&](std::int64_t begin, std::int64_t end) {
           for (std::int64_t h = begin; h < end; ++h) {
-            const std::uint64_t bits = mix64(seed + static_cast<std::uint64_t>(h) * kCounterStep);
+            const std::uint64_t bits =
+                splitmix64_finalize(seed + static_cast<std::uint64_t>(h) * kCounterStep);
             const std::int64_t first = h * kPerHash;
             const int count = static_cast<int>(std::min<std::int64_t>(kPerHash, n - first));
             for (int k = 0; k < count; ++k) {

@@ -5,16 +5,15 @@
 #include <stdexcept>
 #include <utility>
 
+#include "common/mix64.h"
+
 namespace nmt::train {
 
 std::uint64_t micro_batch_seed(std::uint64_t seed, std::int64_t step,
                                std::int64_t index_in_update) {
-  std::uint64_t x = seed ^ (static_cast<std::uint64_t>(step) * 0x9e3779b97f4a7c15ull) ^
-                    (static_cast<std::uint64_t>(index_in_update) * 0xc2b2ae3d27d4eb4full);
-  // splitmix64's finalizer: nearby (step, index) pairs get unrelated seeds.
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-  return x ^ (x >> 31);
+  // Nearby (step, index) pairs get unrelated seeds.
+  return splitmix64_finalize(seed ^ (static_cast<std::uint64_t>(step) * 0x9e3779b97f4a7c15ull) ^
+                             (static_cast<std::uint64_t>(index_in_update) * 0xc2b2ae3d27d4eb4full));
 }
 
 BatchStream::BatchStream(const data::TokenBatcher& batcher, int rank, int ranks,

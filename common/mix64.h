@@ -1,0 +1,16 @@
+#pragma once
+// SplitMix64's output function (a 64-bit finalizing mix): inputs that differ in a few bits, such as
+// consecutive counters or neighbouring (seed, key) pairs, give statistically unrelated outputs.
+// Used wherever a seed is derived from a run's seed and a position.
+
+#include <cstdint>
+
+namespace nmt {
+
+inline std::uint64_t splitmix64_finalize(std::uint64_t z) {
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+  return z ^ (z >> 31);
+}
+
+}  // namespace nmt
