@@ -143,7 +143,7 @@ void parse_clean_line(const std::string& line, std::string& src, std::string& tg
 
 // Seeds of neighbouring pairs and copies share no visible structure.
 std::uint64_t mix64(std::uint64_t x) {
-  return splitmix64_finalize(x + 0x9e3779b97f4a7c15ULL);
+  return splitmix64_finalize(x + kSplitMix64Gamma);
 }
 
 // How one pass over the cleaned pairs segments them: deterministically (through the cache), or

@@ -23,7 +23,7 @@ namespace {
 // The seed of one source's sampling generator: the run's seed and the source's key mixed by
 // SplitMix64's finaliser, so that nearby keys get unrelated streams.
 std::uint64_t sample_seed(std::uint64_t seed, std::uint64_t key) {
-  return splitmix64_finalize(seed + 0x9E3779B97F4A7C15ULL * (key + 1));
+  return splitmix64_finalize(seed + kSplitMix64Gamma * (key + 1));
 }
 
 // [rows, longest + 1] with EOS after each source, padded with 0.

@@ -16,8 +16,7 @@
 namespace nmt::model {
 namespace {
 
-constexpr std::uint64_t kCounterStep = 0x9E3779B97F4A7C15ULL;  // 2^64 / golden ratio, odd
-constexpr int kPerHash = 4;                                    // 16-bit uniforms per hash
+constexpr int kPerHash = 4;  // 16-bit uniforms per hash
 
 std::uint64_t draw_seed() {
   auto generator = at::detail::getDefaultCPUGenerator();
@@ -45,7 +44,7 @@ torch::Tensor dropout_mask(const torch::Tensor& like, double p, std::uint64_t se
         at::parallel_for(0, hashes, 4096, [&](std::int64_t begin, std::int64_t end) {
           for (std::int64_t h = begin; h < end; ++h) {
             const std::uint64_t bits =
-                splitmix64_finalize(seed + static_cast<std::uint64_t>(h) * kCounterStep);
+                splitmix64_finalize(seed + static_cast<std::uint64_t>(h) * kSplitMix64Gamma);
             const std::int64_t first = h * kPerHash;
             const int count = static_cast<int>(std::min<std::int64_t>(kPerHash, n - first));
             for (int k = 0; k < count; ++k) {

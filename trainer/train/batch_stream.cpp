@@ -12,7 +12,7 @@ namespace nmt::train {
 std::uint64_t micro_batch_seed(std::uint64_t seed, std::int64_t step,
                                std::int64_t index_in_update) {
   // Nearby (step, index) pairs get unrelated seeds.
-  return splitmix64_finalize(seed ^ (static_cast<std::uint64_t>(step) * 0x9e3779b97f4a7c15ull) ^
+  return splitmix64_finalize(seed ^ (static_cast<std::uint64_t>(step) * kSplitMix64Gamma) ^
                              (static_cast<std::uint64_t>(index_in_update) * 0xc2b2ae3d27d4eb4full));
 }
 
