@@ -15,6 +15,9 @@ FLOPs: 6 per parameter per token the parameter touches (2 forward, 4 backward), 
 weights touching source tokens and the decoder's weights plus the output projection touching
 target tokens; attention scores and element-wise work are left out (sentences are short).
 Inputs measured on this project's machine are passed on the command line (see docs/scaling.md).
+`scaling_model.py check --ranks N --step-s S --params P --gbit G --overlap true|false` prints the
+predicted speed-up of N one-thread ranks over one for a measured step time and link bandwidth
+(bench/dist_scaling.sh --nodes 2 prints it beside the measurement).
 """
 import argparse
 
@@ -30,7 +33,44 @@ def step_flops(layers, d, d_ff, vocab, src_tokens, tgt_tokens):
     return 6.0 * (encoder * src_tokens + decoder * tgt_tokens)
 
 
+def exposed_comm(t_compute, params, grad_bytes, ranks, bw, latency_s, bucket_bytes, hidden,
+                 overlap):
+    """Seconds of all-reduce a step cannot hide: the ring's bytes over the link, plus latency."""
+    if ranks <= 1:
+        return 0.0, 0.0
+    ring = 2.0 * (ranks - 1) / ranks
+    t_comm = ring * params * grad_bytes / bw + 2 * (ranks - 1) * latency_s
+    if not overlap:
+        return t_comm, t_comm
+    t_bucket = ring * min(bucket_bytes, params * grad_bytes) / bw
+    return t_comm, max(t_comm - hidden * t_compute * 2.0 / 3.0, t_bucket)
+
+
+def check(argv):
+    """Prediction for a measured layout: ranks of one thread, weak scaling, one link each."""
+    p = argparse.ArgumentParser(prog="scaling_model.py check")
+    p.add_argument("--ranks", type=int, required=True)
+    p.add_argument("--step-s", type=float, required=True,
+                   help="one rank's measured seconds per update on its own (the compute)")
+    p.add_argument("--params", type=int, required=True)
+    p.add_argument("--gbit", type=float, required=True, help="each rank's link, Gbit/s")
+    p.add_argument("--latency-us", type=float, default=50.0)
+    p.add_argument("--bucket-mb", type=float, default=25.0)
+    p.add_argument("--hidden", type=float, default=0.9)
+    p.add_argument("--overlap", choices=["true", "false"], required=True)
+    a = p.parse_args(argv)
+    _, exposed = exposed_comm(a.step_s, a.params, 4, a.ranks, a.gbit * 1e9 / 8,
+                              a.latency_us * 1e-6, a.bucket_mb * 2**20, a.hidden,
+                              a.overlap == "true")
+    # Printed: the speed-up over one rank (ideal: the number of ranks).
+    print(f"{a.ranks * a.step_s / (a.step_s + exposed):.2f}")
+
+
 def main():
+    import sys
+    if len(sys.argv) > 1 and sys.argv[1] == "check":
+        check(sys.argv[2:])
+        return
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--tokens-per-gpu", type=float, default=3125,
                    help="source (= target) tokens per GPU per update")
@@ -55,13 +95,10 @@ def main():
             tokens = a.tokens_per_gpu
             t_compute = step_flops(layers, d, d_ff, a.vocab, tokens, tokens) / (
                 a.peak_tflops * 1e12 * a.mfu)
-            bytes_ = params * a.grad_bytes
             bw = (a.intra_gbs if gpus <= 8 else a.inter_gbs) * 1e9
-            ring = 2.0 * (gpus - 1) / gpus
-            t_comm = ring * bytes_ / bw + 2 * (gpus - 1) * a.latency_us * 1e-6 if gpus > 1 else 0.0
-            t_bucket = ring * a.bucket_mb * 2**20 / bw if gpus > 1 else 0.0
-            t_backward = t_compute * 2.0 / 3.0
-            exposed = max(t_comm - a.hidden * t_backward, t_bucket) if gpus > 1 else 0.0
+            t_comm, exposed = exposed_comm(t_compute, params, a.grad_bytes, gpus, bw,
+                                           a.latency_us * 1e-6, a.bucket_mb * 2**20, a.hidden,
+                                           True)
             print(f"{name:<6}{gpus:>5}{1e3 * t_compute:>12.1f}{1e3 * t_comm:>15.1f}"
                   f"{t_compute / (t_compute + t_comm):>17.0%}"
                   f"{t_compute / (t_compute + exposed):>14.0%}")

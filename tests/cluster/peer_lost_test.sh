@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# A node lost in the middle of a 2-node x 2-rank training (jobs/train_mpirun.sh, reporting to the
+# tracker on the login node):
+#   link    node2's link cut at the switch (its bridge port down: no reset, packets just stop);
+#   crash   every process of node2 killed at once (its slurmd, Open MPI's daemon, its ranks).
+# Every surviving rank exits within dist.hang_timeout_s + 10 s (rank 0's grace to name the
+# culprit first, HangOptions::root_grace_s) + 20 s (polling, MPI_Abort's teardown of the local
+# ranks, a loaded 2-core machine): for `link` the ranks of both nodes (node2 is alive, only cut
+# off), for `crash` those of node1. Rank 0's report names the lost ranks and their host; the
+# tracked run ends "failed"; every checkpoint written loads with its checksums verified.
+# Usage: peer_lost_test.sh BUILD_DIR DATA_DIR CLUSTER_DIR PYTHON link|crash
+set -euo pipefail
+# shellcheck source=tests/cluster/cluster_test_lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/cluster_test_lib.sh"
+mode=${5:?usage: peer_lost_test.sh BUILD_DIR DATA_DIR CLUSTER_DIR PYTHON link|crash}
+cluster_test_init "${@:1:4}"
+hang=15
+bound=$((hang + 10 + 20))
+start_tracker
+HANG_TIMEOUT_S=$hang CHECKPOINT_EVERY=10 tiny_config "$work/tiny.yaml" 100000
+hostfile "$work/two-nodes" 2 2
+NMT_TRACKER_URL=$tracker_url NMT_TRACKER_TOKEN_FILE=$work/token \
+  start_mpirun_job run "$work/two-nodes" 4 --experiment "lost-$mode"
+wait_step "$work/run" 30 120
+[[ -n "$(node_ranks node2)" ]] || fail "no rank runs on node2"
+
+lost=$(now_ms)
+case $mode in
+  link) link_down node2; survivors=(node1 node2) ;;
+  crash) "$root/tests/cluster/cluster.sh" crash "$cluster" node2; survivors=(node1) ;;
+  *) fail "unknown mode $mode" ;;
+esac
+took=$(wait_ranks_gone "$bound" "${survivors[@]}")
+echo "node2 lost ($mode): the surviving ranks (on ${survivors[*]}) exited after $took ms" \
+  "(hang timeout ${hang} s, bound ${bound} s)"
+
+if [[ $mode == link ]]; then
+  link_up node2
+  cut_links=()
+fi
+# mpirun itself ends once its ranks are gone (its daemon on node2 is reachable again, or dead).
+for _ in $(seq 1 300); do kill -0 "$job_pid" 2> /dev/null || break; sleep 0.1; done
+if kill -0 "$job_pid" 2> /dev/null; then
+  kill -KILL "$job_pid" 2> /dev/null || true
+  fail "mpirun did not end within 30 s of its ranks"
+fi
+status=0
+wait "$job_pid" || status=$?
+echo "mpirun exit status $status after $(elapsed "$lost") ms"
+((status != 0)) || fail "a job that lost a node exited 0"
+
+report=$(rank_output run | grep -E "never arrived|stopped responding" | head -3 || true)
+echo "rank 0's report: ${report:-none}"
+grep -q "rank [23] (node2:" <<< "$report" || { rank_output run | tail -20; fail "the report does not name node2's ranks"; }
+checkpoints_intact "$work/run"
+tracked_run "lost-$mode" > "$work/run.json"
+"$python" -c '
+import json, sys
+run = json.load(open(sys.argv[1])); info = run.get("run", run)
+assert info["status"] == "failed", info["status"]
+print("tracked run:", info["status"])' "$work/run.json" || fail "the tracked run is not failed"
+[[ $mode == crash ]] && "$root/tests/cluster/cluster.sh" restart-slurmd "$cluster" node2
+echo ok
