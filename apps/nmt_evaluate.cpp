@@ -2,18 +2,22 @@
 // per target word piece (teacher-forced) and corpus BLEU of its beam-search translations against
 // the split's detokenized targets. With --record, the scores go to the tracked run of the training
 // run directory (its run.json: --run-dir, by default the folder above the checkpoint's
-// checkpoints/ folder), at the daemon of the checkpoint's config, as nmt-sweep does for each row.
+// checkpoints/ folder), at the daemon of the --tracker-* flags, else of the checkpoint's config,
+// else of the environment (NMT_TRACKER_URL...), as nmt-sweep does for each row.
 // With --analyze DIR, the translations also go through nmt-analyze's error analysis
 // (eval/error_analysis.h) into DIR, recorded with --record as an artifact of kind "analysis".
 
+#include <cstdlib>
 #include <filesystem>
 #include <iostream>
+#include <optional>
 
 #include "common/cli.h"
 #include "eval/analysis_report.h"
 #include "eval/bleu.h"
 #include "eval/error_analysis.h"
 #include "preprocess/shard_format.h"
+#include "tracker/client/daemon_address.h"
 #include "trainer/checkpoint/checkpoint.h"
 #include "trainer/decode/translator.h"
 #include "trainer/runtime/blas_backend.h"
@@ -25,7 +29,8 @@
 namespace {
 
 struct Options {
-  std::string checkpoint, data_dir, split = "valid", device = "cpu", tracker_port_file, run_dir;
+  std::string checkpoint, data_dir, split = "valid", device = "cpu", run_dir;
+  nmt::tracker::DaemonSettings tracker;  // the --tracker-* flags
   std::string precision = "auto";
   std::string analyze_dir;  // --analyze: the error-analysis report's folder; empty: none
   nmt::train::BleuSettings bleu;
@@ -88,10 +93,26 @@ std::pair<double, std::string> bleu_and_analysis(const Options& o, const std::st
   return {bleu, std::filesystem::absolute(files.markdown).string()};
 }
 
+// With --record, the daemon to record in, found before the work so that a bad flag or file fails
+// at once.
+std::optional<nmt::tracker::DaemonAddress> record_daemon(const Options& o,
+                                                         const nmt::RunConfig& config) {
+  if (!o.record) return std::nullopt;
+  auto daemon = nmt::tracker::resolve_daemon(
+      nmt::train::daemon_sources(o.tracker, config.tracker),
+      [](const char* name) -> const char* { return std::getenv(name); });
+  if (!daemon) {
+    throw nmt::UsageError(
+        "--record: no tracker to record in: give --tracker-url (or --tracker-port-file), or set "
+        "NMT_TRACKER_URL (the checkpoint's config names none)");
+  }
+  return daemon;
+}
+
 int evaluate(const Options& o) {
   auto config = nmt::checkpoint::read_checkpoint_config(o.checkpoint);
   if (!o.data_dir.empty()) config.data.dir = o.data_dir;
-  if (!o.tracker_port_file.empty()) config.tracker.port_file = o.tracker_port_file;
+  const auto daemon = record_daemon(o, config);
   const auto device = nmt::runtime::select_device(o.device);
   if (device.is_cpu()) nmt::runtime::configure_cpu_threads(o.threads);
   const auto precision =
@@ -122,13 +143,13 @@ int evaluate(const Options& o) {
   std::int64_t parameters = 0;
   for (const auto& p : model->parameters()) parameters += p.numel();
 
-  if (o.record) {
+  if (daemon) {
     const auto run_dir = run_dir_of(o);
     // Its own spool, beside the checkpoint: the run directory's belongs to a training that may
     // still be running.
     const auto beside = std::filesystem::path(o.checkpoint).parent_path();
     const auto tracker =
-        nmt::train::attach_tracker(config, run_dir, beside.empty() ? "." : beside.string());
+        nmt::train::attach_tracker(*daemon, run_dir, beside.empty() ? "." : beside.string());
     nmt::tracker::EvalRecord eval;
     eval.split = o.split;
     eval.step = state.step;
@@ -194,8 +215,24 @@ int main(int argc, char** argv) {
   app.add_option("--run-dir", o.run_dir,
                  "With --record: the training run directory (its run.json names the tracked run; "
                  "default: the checkpoint's run directory)");
-  app.add_option("--tracker-port-file", o.tracker_port_file,
-                 "The nmt-trackerd port file (overrides the checkpoint's tracker.port_file)");
+  app.add_option("--tracker-url", o.tracker.url,
+                 "With --record: the nmt-trackerd at http://HOST:PORT or https://HOST:PORT "
+                 "(beats the checkpoint's tracker.url and NMT_TRACKER_URL)");
+  app.add_option("--tracker-port-file", o.tracker.port_file,
+                 "With --record: the nmt-trackerd of this port file (beats the checkpoint's "
+                 "tracker.port_file)");
+  app.add_option("--tracker-token-file", o.tracker.token_file,
+                 "File holding the tracker's bearer token (beats tracker.token_file and "
+                 "NMT_TRACKER_TOKEN_FILE)");
+  app.add_option("--tracker-ca-file", o.tracker.ca_file,
+                 "PEM CA certificates to verify an https tracker (beats tracker.ca_file and "
+                 "NMT_TRACKER_CA_FILE; default: the system's)");
+  app.footer(
+      "With --record, the tracker: --tracker-url or --tracker-port-file, else the checkpoint's "
+      "tracker.url or tracker.port_file, else NMT_TRACKER_URL. Its token: --tracker-token-file, "
+      "else tracker.token_file, else the file named by NMT_TRACKER_TOKEN_FILE. For https, the "
+      "CAs: --tracker-ca-file, else tracker.ca_file, else NMT_TRACKER_CA_FILE, else the system's. "
+      "An explicit flag beats the config, which beats the environment.");
   app.add_option("--analyze", o.analyze_dir,
                  "Also write nmt-analyze's error analysis of the translations into this folder "
                  "(with --record: recorded as an artifact of kind \"analysis\")");

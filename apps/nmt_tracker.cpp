@@ -158,8 +158,10 @@ int main(int argc, char** argv) {
       "nmt-tracker"};
   app.footer(
       "The daemon: --url, else --port-file, else the environment variable NMT_TRACKER_URL "
-      "(e.g. export NMT_TRACKER_URL=http://127.0.0.1:8080). Its token: --token-file, else the "
-      "file named by NMT_TRACKER_TOKEN_FILE.\n"
+      "(e.g. export NMT_TRACKER_URL=https://login1:6006). Its token: --token-file, else the "
+      "file named by NMT_TRACKER_TOKEN_FILE. For https, the CAs that sign its certificate: "
+      "--ca-file, else the file named by NMT_TRACKER_CA_FILE, else the system's. A flag beats "
+      "the environment.\n"
       "Exit status: 0 done, 1 error (unknown run or metric, refused), 2 bad arguments, 3 daemon "
       "unreachable.");
   app.require_subcommand(1);
@@ -167,11 +169,15 @@ int main(int argc, char** argv) {
   Commands c;
   nmt::LogOptions log;
   log.tool = "nmt-tracker";
-  app.add_option("--url", c.daemon.url, "The daemon, http://HOST:PORT (or NMT_TRACKER_URL)");
+  app.add_option("--url", c.daemon.url,
+                 "The daemon, http://HOST:PORT or https://HOST:PORT (or NMT_TRACKER_URL)");
   app.add_option("--port-file", c.daemon.port_file,
                  "The port file nmt-trackerd wrote (host 127.0.0.1)");
   app.add_option("--token-file", c.daemon.token_file,
                  "File holding the bearer token (or NMT_TRACKER_TOKEN_FILE)");
+  app.add_option("--ca-file", c.daemon.ca_file,
+                 "PEM CA certificates to verify an https daemon (or NMT_TRACKER_CA_FILE; default: "
+                 "the system's)");
   app.add_option("--timeout", c.timeout_s, "Seconds to wait for each answer")
       ->capture_default_str();
   nmt::add_logging_flags(app, log);

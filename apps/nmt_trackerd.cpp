@@ -1,5 +1,6 @@
 // nmt-trackerd: the experiment-tracking daemon. Owns the SQLite database and serves the HTTP API of
-// tracker/API.md. Training jobs and the nmt-tracker CLI talk to it; nothing else opens the file.
+// tracker/API.md, over HTTPS with --tls-cert and --tls-key. Training jobs and the nmt-tracker CLI
+// talk to it; nothing else opens the file.
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/address.hpp>
@@ -14,6 +15,7 @@
 
 #include "common/atomic_file.h"
 #include "common/cli.h"
+#include "tracker/api/token_file.h"
 #include "tracker/server/http_server.h"
 #include "tracker/server/request_handler.h"
 #include "tracker/store/database.h"
@@ -73,6 +75,13 @@ void add_flags(CLI::App& app, DaemonOptions& o) {
                  "Write the listening port here (atomically) once ready; removed on clean exit");
   app.add_option("--token-file", o.token_file,
                  "File holding the bearer token every request but /api/health must carry");
+  auto* cert =
+      app.add_option("--tls-cert", o.server.tls_cert_file,
+                     "PEM certificate chain: serve HTTPS only (with --tls-key); clients verify it");
+  auto* key = app.add_option("--tls-key", o.server.tls_key_file,
+                             "PEM private key of --tls-cert (keep it chmod 600)");
+  cert->needs(key);
+  key->needs(cert);
   app.add_option(
          "--threads", o.server.handler_threads,
          "Threads running requests (JSON work in parallel; writes on one database connection, "
@@ -105,15 +114,7 @@ bool is_loopback(const std::string& address) {
 }
 
 std::string read_token(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw std::runtime_error("cannot read the token file " + path);
-  std::stringstream text;
-  text << in.rdbuf();
-  const std::string contents = text.str();
-  const char* blank = " \t\r\n";
-  const auto first = contents.find_first_not_of(blank);
-  if (first == std::string::npos) throw std::runtime_error("the token file " + path + " is empty");
-  const std::string token = contents.substr(first, contents.find_last_not_of(blank) - first + 1);
+  std::string token = nmt::tracker::api::read_token_file(path, "--token-file");
   namespace fs = std::filesystem;
   const auto perms = fs::status(path).permissions();
   if ((perms & (fs::perms::group_read | fs::perms::others_read)) != fs::perms::none) {
@@ -132,6 +133,12 @@ std::string resolve_token(const DaemonOptions& o) {
                                "token) or bind a loopback address such as 127.0.0.1");
     }
     return {};
+  }
+  if (!o.server.tls() && !is_loopback(o.server.bind_address)) {
+    spdlog::warn(
+        "serving plain HTTP on {}: the token crosses the network in clear text; give "
+        "--tls-cert and --tls-key to serve HTTPS",
+        o.server.bind_address);
   }
   return read_token(o.token_file);
 }
@@ -174,6 +181,7 @@ int run_daemon(DaemonOptions& o) {
   o.server.header_timeout = milliseconds(o.header_timeout_s);
   o.server.read_timeout = milliseconds(o.read_timeout_s);
   o.server.validate();
+  o.handler.secure_cookie = o.server.tls();
   o.handler.validate();
   const std::string token = resolve_token(o);
   // Signals first: a SIGTERM that lands while the database opens still ends in a clean stop.
@@ -197,9 +205,10 @@ int run_daemon(DaemonOptions& o) {
   if (!o.port_file.empty()) {
     nmt::write_file_atomically(o.port_file, port_text);
   }
-  spdlog::info("listening on {}:{} (database {}, schema version {}, {})", o.server.bind_address,
-               server.port(), o.db, db.schema_version(),
-               token.empty() ? "no authentication" : "bearer token required");
+  spdlog::info("listening on {}://{}:{} (database {}, schema version {}, {}{})",
+               o.server.tls() ? "https" : "http", o.server.bind_address, server.port(), o.db,
+               db.schema_version(), token.empty() ? "no authentication" : "bearer token required",
+               o.server.tls() ? ", TLS certificate " + o.server.tls_cert_file : "");
   spdlog::info(
       "limits: {} connections, {} per client; body {} bytes, JSON depth {}, {} elements; "
       "{} points per series answer; timeouts idle {} s, header {} s, request {} s",

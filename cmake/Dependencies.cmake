@@ -102,8 +102,8 @@ nmt_require(Boost_FOUND libboost-dev "Boost headers (Asio, Beast)")
 
 find_package(ZLIB QUIET)
 nmt_require(ZLIB_FOUND zlib1g-dev "zlib")
-find_package(OpenSSL QUIET)
-nmt_require(OPENSSL_FOUND libssl-dev "OpenSSL (libcrypto, for SHA-256)")
+find_package(OpenSSL QUIET COMPONENTS Crypto SSL)
+nmt_require(OPENSSL_FOUND libssl-dev "OpenSSL (libcrypto for SHA-256, libssl for the tracker's TLS)")
 
 find_package(PkgConfig QUIET)
 nmt_require(PKG_CONFIG_FOUND pkg-config "pkg-config")

@@ -45,7 +45,7 @@ std::vector<std::string> train_command(const SweepSpec& spec, const RowPlan& row
   if (ref.bleu > 0) c.insert(c.end(), {"--set", "tracker.ref_bleu=" + number(ref.bleu)});
   if (ref.params > 0) c.insert(c.end(), {"--set", "tracker.ref_params=" + number(ref.params)});
   if (!o.tracker_port_file.empty()) c.insert(c.end(), {"--tracker-port-file", o.tracker_port_file});
-  if (!o.tracker_url.empty()) c.insert(c.end(), {"--set", "tracker.url=" + o.tracker_url});
+  if (!o.tracker_url.empty()) c.insert(c.end(), {"--tracker-url", o.tracker_url});
   if (o.threads > 0) c.insert(c.end(), {"--threads", std::to_string(o.threads)});
   if (!o.device.empty()) c.insert(c.end(), {"--device", o.device});
   return c;
@@ -70,6 +70,7 @@ std::vector<std::string> evaluate_command(const SweepSpec& spec, const RowPlan& 
     c.insert(c.end(), {"--record", "--run-dir", row.dir + "/train"});
   }
   if (!o.tracker_port_file.empty()) c.insert(c.end(), {"--tracker-port-file", o.tracker_port_file});
+  if (!o.tracker_url.empty()) c.insert(c.end(), {"--tracker-url", o.tracker_url});
   if (o.threads > 0) c.insert(c.end(), {"--threads", std::to_string(o.threads)});
   // The row's device: a GPU row scores its averaged checkpoint on its GPU too.
   if (!o.device.empty()) c.insert(c.end(), {"--device", o.device});

@@ -24,7 +24,9 @@ struct RunnerOptions {
   std::string tools_dir;  // where nmt-train, nmt-average, nmt-evaluate are
   // Prefix of the nmt-train command, e.g. {"mpirun", "-np", "2"}.
   std::vector<std::string> launcher;
-  std::string tracker_port_file;  // or tracker_url; neither: nothing is recorded
+  // Passed to nmt-train and nmt-evaluate --record; neither: the dev scores are not recorded (a
+  // row's nmt-train still reports to the daemon of NMT_TRACKER_URL when that is set).
+  std::string tracker_port_file;  // or tracker_url
   std::string tracker_url;
   int threads = 0;     // CPU threads per rank (0: the tools' default)
   std::string device;  // --device of nmt-train and nmt-evaluate (empty: the tools' default)

@@ -2,7 +2,8 @@
 // every point delivered, spooling while the daemon is down and exactly-once replay when it is back
 // (also by the next client, also after a replay whose truncation was lost), a full queue that never
 // blocks, a lost response whose retry is not stored twice (a metrics batch or the registration),
-// runs never merged by name but resumed by uid and attempt, and what the CLI prints.
+// runs never merged by name but resumed by uid and attempt, and what the CLI prints; and how every
+// client finds the daemon (flags, then config, then environment).
 
 #include <arpa/inet.h>
 #include <fcntl.h>
@@ -22,6 +23,8 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
+#include <map>
+#include <memory>
 #include <mutex>
 #include <regex>
 #include <set>
@@ -29,6 +32,7 @@
 
 #include "tests/test_utils.h"
 #include "tests/tracker_test_runs.h"
+#include "tracker/client/daemon_address.h"
 #include "tracker/client/http_client.h"
 #include "tracker/client/spool.h"
 #include "tracker/client/tracker_client.h"
@@ -499,11 +503,150 @@ TEST(TrackerHttpClient, ParsesTrackerUrls) {
   EXPECT_EQ(parse_url("http://127.0.0.1:6006").port, "6006");
   EXPECT_EQ(parse_url("http://node12:80/").host, "node12");
   EXPECT_EQ(parse_url("localhost:9").to_string(), "http://localhost:9");
+  EXPECT_FALSE(parse_url("localhost:9").tls());
   EXPECT_EQ(parse_url("http://[::1]:7").host, "::1");
+  EXPECT_EQ(parse_url("http://[::1]:7").to_string(), "http://[::1]:7");
   EXPECT_EQ(parse_url("http://host").port, "80");
-  NMT_EXPECT_THROW_WITH(parse_url("https://h:1"), std::invalid_argument, "https");
+  const Url https = parse_url("https://login1.cluster:6006/");
+  EXPECT_TRUE(https.tls());
+  EXPECT_EQ(https.host, "login1.cluster");
+  EXPECT_EQ(https.to_string(), "https://login1.cluster:6006");
+  EXPECT_EQ(parse_url("HTTPS://h").port, "443");
+  EXPECT_EQ(parse_url("HTTPS://h").scheme, "https");
+  NMT_EXPECT_THROW_WITH(parse_url("ftp://h:1"), std::invalid_argument, "http or https");
   NMT_EXPECT_THROW_WITH(parse_url("http://h:99999"), std::invalid_argument, "port");
-  NMT_EXPECT_THROW_WITH(parse_url("http://h:1/api"), std::invalid_argument, "http://host:port");
+  NMT_EXPECT_THROW_WITH(parse_url("https://h:1/api"), std::invalid_argument, "https://host:port");
+}
+
+// A fake environment for the resolver.
+GetEnv environment(std::map<std::string, std::string> variables) {
+  auto values = std::make_shared<std::map<std::string, std::string>>(std::move(variables));
+  return [values](const char* name) -> const char* {
+    const auto it = values->find(name);
+    return it == values->end() ? nullptr : it->second.c_str();
+  };
+}
+
+std::vector<DaemonSource> flags_and_config(const DaemonSettings& flags,
+                                           const DaemonSettings& config) {
+  return {{flags, kTrainerFlagNames}, {config, kConfigNames}};
+}
+
+TEST(TrackerDaemonAddress, FlagBeatsConfigBeatsEnvironmentForEachSetting) {
+  testing::TempDir dir;
+  for (const char* name : {"flag", "config", "env"}) {
+    testing::write_text(dir.file(std::string(name) + ".token"), std::string(name) + "-token\n");
+    testing::write_text(dir.file(std::string(name) + ".pem"), "a CA file\n");
+  }
+  testing::write_text(dir.file("port"), " 4321\n");
+  const auto env = environment({{"NMT_TRACKER_URL", "https://env:3"},
+                                {"NMT_TRACKER_TOKEN_FILE", dir.file("env.token")},
+                                {"NMT_TRACKER_CA_FILE", dir.file("env.pem")}});
+  const DaemonSettings flags{"https://flag:1", "", dir.file("flag.token"), dir.file("flag.pem")};
+  const DaemonSettings config{"https://config:2", "", dir.file("config.token"),
+                              dir.file("config.pem")};
+  auto all = resolve_daemon(flags_and_config(flags, config), env).value();
+  EXPECT_EQ(all.url, "https://flag:1");
+  EXPECT_EQ(all.url_from, "--tracker-url");
+  EXPECT_EQ(all.token, "flag-token");
+  EXPECT_EQ(all.ca_file, dir.file("flag.pem"));
+  auto from_config = resolve_daemon(flags_and_config({}, config), env).value();
+  EXPECT_EQ(from_config.url, "https://config:2");
+  EXPECT_EQ(from_config.url_from, "tracker.url");
+  EXPECT_EQ(from_config.token, "config-token");
+  EXPECT_EQ(from_config.ca_file, dir.file("config.pem"));
+  auto from_env = resolve_daemon(flags_and_config({}, {}), env).value();
+  EXPECT_EQ(from_env.url, "https://env:3");
+  EXPECT_EQ(from_env.url_from, "NMT_TRACKER_URL");
+  EXPECT_EQ(from_env.token, "env-token");
+  EXPECT_EQ(from_env.ca_file, dir.file("env.pem"));
+  // Each setting on its own: the URL of the config, the token of the environment.
+  auto mixed = resolve_daemon(flags_and_config({"", "", "", dir.file("flag.pem")},
+                                               {"https://config:2", "", "", ""}),
+                              env)
+                   .value();
+  EXPECT_EQ(mixed.url, "https://config:2");
+  EXPECT_EQ(mixed.token, "env-token");
+  EXPECT_EQ(mixed.ca_file, dir.file("flag.pem"));
+  // A flag's port file beats the config's URL; within one place the URL beats the port file.
+  auto by_port = resolve_daemon(flags_and_config({"", dir.file("port"), "", ""}, config), env);
+  EXPECT_EQ(by_port->url, "http://127.0.0.1:4321");
+  EXPECT_EQ(by_port->url_from, "--tracker-port-file");
+  EXPECT_TRUE(by_port->ca_file.empty());  // http: no CA file
+  auto url_first =
+      resolve_daemon(flags_and_config({"http://a:5", dir.file("port"), "", ""}, {}), env);
+  EXPECT_EQ(url_first->url, "http://a:5");
+  // Nothing anywhere: no daemon, and the tools' form says where to give one.
+  EXPECT_FALSE(resolve_daemon(flags_and_config({}, {}), environment({})).has_value());
+  EXPECT_FALSE(names_daemon(flags_and_config({}, {}), environment({})));
+  EXPECT_TRUE(names_daemon(flags_and_config({}, {}), env));
+  NMT_EXPECT_THROW_WITH(find_daemon({}, environment({})), std::invalid_argument, "NMT_TRACKER_URL",
+                        "--url");
+}
+
+TEST(TrackerDaemonAddress, TrimsEveryValueTheSameWay) {
+  testing::TempDir dir;
+  testing::write_text(dir.file("token"), "  \t s3cret \r\n\n");
+  testing::write_text(dir.file("ca.pem"), "a CA file\n");
+  const auto env = environment({{"NMT_TRACKER_URL", "  http://env:3 \n"},
+                                {"NMT_TRACKER_TOKEN_FILE", " " + dir.file("token") + "\n"}});
+  // Blank flags and config values count as not given.
+  const auto address =
+      resolve_daemon(flags_and_config({"  ", " \t", "  ", ""}, {"", "\n", " ", " "}), env).value();
+  EXPECT_EQ(address.url, "http://env:3");
+  EXPECT_EQ(address.token, "s3cret");
+  const auto https =
+      resolve_daemon(
+          flags_and_config({" https://h:9/ ", "", "", "  " + dir.file("ca.pem") + " \n"}, {}),
+          environment({}))
+          .value();
+  EXPECT_EQ(https.url, "https://h:9");
+  EXPECT_EQ(https.ca_file, dir.file("ca.pem"));
+  // The daemon trims its own token file the same way: this client's token is accepted.
+  Daemon daemon(dir.path(), 0, {"--token-file", dir.file("token")});
+  auto with_token = resolve_daemon(flags_and_config({daemon.url() + "\n", "", "", ""}, {}), env);
+  TrackerReader reader(*with_token);
+  EXPECT_TRUE(reader.list_runs().empty());
+}
+
+TEST(TrackerDaemonAddress, ErrorsNameTheFileAndWhatNamedIt) {
+  testing::TempDir dir;
+  testing::write_text(dir.file("blank.token"), " \n");
+  testing::write_text(dir.file("bad.port"), "http\n");
+  const auto none = environment({});
+  NMT_EXPECT_THROW_WITH(
+      resolve_daemon(flags_and_config({}, {"http://h:1", "", dir.file("missing.token"), ""}),
+                     environment({{"NMT_TRACKER_TOKEN_FILE", dir.file("env.token")}})),
+      std::runtime_error, "missing.token", "named by tracker.token_file");
+  NMT_EXPECT_THROW_WITH(
+      resolve_daemon(flags_and_config({}, {}),
+                     environment({{"NMT_TRACKER_URL", "http://h:1"},
+                                  {"NMT_TRACKER_TOKEN_FILE", dir.file("env.token")}})),
+      std::runtime_error, "env.token", "named by NMT_TRACKER_TOKEN_FILE");
+  NMT_EXPECT_THROW_WITH(
+      resolve_daemon(flags_and_config({"http://h:1", "", dir.file("blank.token"), ""}, {}), none),
+      std::runtime_error, "blank.token", "--tracker-token-file", "empty");
+  NMT_EXPECT_THROW_WITH(
+      resolve_daemon(flags_and_config({}, {}), environment({{"NMT_TRACKER_URL", "http://h:0"}})),
+      std::invalid_argument, "NMT_TRACKER_URL", "http://h:0");
+  NMT_EXPECT_THROW_WITH(resolve_daemon(flags_and_config({}, {"ftp://h", "", "", ""}), none),
+                        std::invalid_argument, "tracker.url", "http or https");
+  NMT_EXPECT_THROW_WITH(
+      resolve_daemon(flags_and_config({"", dir.file("gone.port"), "", ""}, {}), none),
+      TrackerUnreachable, "gone.port", "--tracker-port-file", "is nmt-trackerd running?");
+  NMT_EXPECT_THROW_WITH(
+      resolve_daemon(flags_and_config({}, {"", dir.file("bad.port"), "", ""}), none),
+      std::invalid_argument, "bad.port", "tracker.port_file", "not a port");
+  NMT_EXPECT_THROW_WITH(
+      resolve_daemon(flags_and_config({"https://h:1", "", "", ""}, {}),
+                     environment({{"NMT_TRACKER_CA_FILE", dir.file("no-ca.pem")}})),
+      std::runtime_error, "no-ca.pem", "named by NMT_TRACKER_CA_FILE");
+  // An http URL never uses a CA file, so a missing one is no error there.
+  EXPECT_NO_THROW(resolve_daemon(flags_and_config({"http://h:1", "", "", ""}, {}),
+                                 environment({{"NMT_TRACKER_CA_FILE", dir.file("no-ca.pem")}})));
+  // The tools' flags are named as the tools spell them.
+  NMT_EXPECT_THROW_WITH(find_daemon({"", dir.file("gone.port"), "", ""}, none), TrackerUnreachable,
+                        "named by --port-file");
 }
 
 TEST(TrackerSpool, SkipsATornLastLineAndAppendsOnACleanLine) {

@@ -738,6 +738,20 @@ TEST_F(TrackerHandler, DashboardTokenCookieAndLoginRedirect) {
   EXPECT_EQ(api_refused.content_type, "application/json");
 }
 
+// A daemon serving HTTPS marks the login cookie Secure, so a browser never sends it in the clear.
+TEST_F(TrackerHandler, LoginCookieIsSecureWhenServedOverTls) {
+  HandlerOptions options;
+  options.secure_cookie = true;
+  open("s3cret", options);
+  const Response login = handler_->handle(Request{"GET", "/", {{"token", "s3cret"}}, "", "", ""});
+  ASSERT_EQ(login.status, 303);
+  std::string cookie;
+  for (const auto& [key, value] : login.headers) {
+    if (key == "Set-Cookie") cookie = value;
+  }
+  EXPECT_EQ(cookie, "nmt_tracker_token=s3cret; HttpOnly; Secure; SameSite=Strict; Path=/");
+}
+
 TEST_F(TrackerHandler, ReopenedDatabaseSeesEverything) {
   const auto id = create_run({{"experiment", "e"},
                               {"name", "r"},

@@ -45,8 +45,9 @@ double unix_seconds() {
   return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
 
-// Worth sending again later: the daemon is overloaded, restarting, or the token is being fixed.
-// Any other refusal (400, 404, 413) would be refused again, so the request is dropped and logged.
+// Worth sending again later: the daemon is overloaded, restarting, or the token is being fixed
+// (meanwhile the request waits in the spool). Any other refusal (400, 404, 413) would be refused
+// again, so the request is dropped and logged.
 bool is_retryable(int status) {
   return status >= 500 || status == 401 || status == 408 || status == 429;
 }
@@ -125,7 +126,7 @@ void ClientOptions::validate() const {
 TrackerClient::TrackerClient(ClientOptions options) : options_(std::move(options)) {
   options_.validate();
   http_ = std::make_unique<HttpClient>(parse_url(options_.url), options_.token,
-                                       options_.request_timeout);
+                                       options_.request_timeout, options_.ca_file);
   spool_ = std::make_unique<Spool>(options_.spool_path);
   next_sequence_ = initial_sequence(spool_->max_sequence());
   stats_.spooled_requests = spool_->entries().size();
@@ -168,8 +169,11 @@ std::optional<std::int64_t> TrackerClient::start_run(const RunInfo& info) {
     run_started_ = true;
     attempt_ = info.attempt;
   }
-  HttpClient http(parse_url(options_.url), options_.token, options_.start_run_timeout);
-  const Outcome outcome = try_register(body, http, /*on_worker=*/false);
+  HttpClient http(parse_url(options_.url), options_.token, options_.start_run_timeout,
+                  options_.ca_file);
+  std::string reason;
+  bool needs_fixing = false;
+  const Outcome outcome = try_register(body, http, /*on_worker=*/false, reason, needs_fixing);
   if (outcome == Outcome::kAcknowledged) return run_id();
   if (outcome == Outcome::kRetry) {
     {
@@ -177,10 +181,17 @@ std::optional<std::int64_t> TrackerClient::start_run(const RunInfo& info) {
       pending_registration_ = body;
     }
     wake_.notify_one();
-    spdlog::warn(
-        "tracker: no answer from {}; run '{}' will be registered when it answers, and its "
-        "metrics are spooled to {} until then",
-        options_.url, info.name, options_.spool_path);
+    if (needs_fixing) {
+      spdlog::error(
+          "tracker: {}; run '{}' will be registered once the daemon accepts this client, and its "
+          "metrics are spooled to {} until then; training goes on",
+          reason, info.name, options_.spool_path);
+    } else {
+      spdlog::warn(
+          "tracker: no answer from {} ({}); run '{}' will be registered when it answers, and its "
+          "metrics are spooled to {} until then",
+          options_.url, reason, info.name, options_.spool_path);
+    }
   }
   return std::nullopt;
 }
@@ -309,7 +320,9 @@ void TrackerClient::run_round(std::deque<Item> items, bool forced, bool stopping
     registration = pending_registration_;
   }
   if (!registration.empty() && (forced || Clock::now() >= next_attempt_)) {
-    try_register(registration, *http_, /*on_worker=*/true);
+    std::string reason;
+    bool needs_fixing = false;
+    try_register(registration, *http_, /*on_worker=*/true, reason, needs_fixing);
   }
   if (!spool_->empty() && run_id() && (forced || Clock::now() >= next_attempt_)) replay();
 }
@@ -376,10 +389,11 @@ void TrackerClient::replay() {
 }
 
 TrackerClient::Outcome TrackerClient::try_register(const std::string& body, HttpClient& http,
-                                                   bool on_worker) {
+                                                   bool on_worker, std::string& reason,
+                                                   bool& needs_fixing) {
   std::string answer;
   const api::Route& route = api::route(api::RouteId::kCreateRun);
-  Outcome outcome = exchange(http, route.method, route.pattern, body, answer);
+  Outcome outcome = exchange(http, route.method, route.pattern, body, answer, needs_fixing);
   if (outcome == Outcome::kAcknowledged) {
     try {
       const auto reply = api::parse<api::RunCreated>(json::parse(answer));
@@ -400,7 +414,8 @@ TrackerClient::Outcome TrackerClient::try_register(const std::string& body, Http
     std::lock_guard lock(mutex_);
     pending_registration_.clear();  // refused for good: logged by exchange()
   }
-  if (on_worker) outcome == Outcome::kRetry ? note_failure(answer) : note_success();
+  if (on_worker) outcome == Outcome::kRetry ? note_failure(answer, needs_fixing) : note_success();
+  reason = std::move(answer);
   return outcome;
 }
 
@@ -413,9 +428,11 @@ TrackerClient::Outcome TrackerClient::send(const SpoolEntry& entry, std::int64_t
   const std::string path =
       api::route_path(*route, {std::to_string(entry.run_id.value_or(current_run))});
   std::string answer;
-  const Outcome outcome = exchange(*http_, api::route(*route).method, path, entry.body, answer);
+  bool needs_fixing = false;
+  const Outcome outcome =
+      exchange(*http_, api::route(*route).method, path, entry.body, answer, needs_fixing);
   if (outcome == Outcome::kRetry) {
-    note_failure(answer);
+    note_failure(answer, needs_fixing);
     return outcome;
   }
   note_success();
@@ -428,11 +445,22 @@ TrackerClient::Outcome TrackerClient::send(const SpoolEntry& entry, std::int64_t
 
 TrackerClient::Outcome TrackerClient::exchange(HttpClient& http, const std::string& method,
                                                const std::string& path, const std::string& body,
-                                               std::string& answer) {
+                                               std::string& answer, bool& needs_fixing) {
+  needs_fixing = false;
   try {
     auto response = http.request(method, path, body);
     answer = std::move(response.body);
     if (response.status == 200) return Outcome::kAcknowledged;
+    if (response.status == 401) {
+      needs_fixing = true;
+      answer = fmt::format(
+          "nmt-trackerd at {} refused the token (401 on {} {}): {}", options_.url, method, path,
+          options_.token.empty()
+              ? "none was sent; give its token file (--tracker-token-file, tracker.token_file "
+                "or NMT_TRACKER_TOKEN_FILE)"
+              : "the token sent is not the daemon's; check the token file");
+      return Outcome::kRetry;
+    }
     if (is_retryable(response.status)) {
       answer = std::to_string(response.status) + " from " + method + " " + path + ": " + answer;
       return Outcome::kRetry;
@@ -440,6 +468,10 @@ TrackerClient::Outcome TrackerClient::exchange(HttpClient& http, const std::stri
     spdlog::error("tracker: the daemon refused {} {} with {} ({}); dropping the request", method,
                   path, response.status, answer.substr(0, 300));
     return Outcome::kRejected;
+  } catch (const TlsError& e) {
+    needs_fixing = true;
+    answer = e.what();
+    return Outcome::kRetry;
   } catch (const std::exception& e) {
     answer = e.what();
     return Outcome::kRetry;
@@ -451,13 +483,20 @@ bool TrackerClient::under_pressure() const {
   return queued_points_ > options_.queue_capacity / 2;
 }
 
-void TrackerClient::note_failure(const std::string& reason) {
+void TrackerClient::note_failure(const std::string& reason, bool needs_fixing) {
   backoff_ =
       backoff_.count() == 0 ? kInitialBackoff : std::min(backoff_ * 2, options_.max_retry_backoff);
   next_attempt_ = Clock::now() + backoff_;
   if (!last_attempt_failed_) {
-    spdlog::warn("tracker: {}; spooling to {} and retrying (backoff up to {} ms)", reason,
-                 options_.spool_path, options_.max_retry_backoff.count());
+    if (needs_fixing) {
+      spdlog::error(
+          "tracker: {}; spooling to {} and retrying (backoff up to {} ms); nothing is delivered "
+          "until that is fixed, training goes on",
+          reason, options_.spool_path, options_.max_retry_backoff.count());
+    } else {
+      spdlog::warn("tracker: {}; spooling to {} and retrying (backoff up to {} ms)", reason,
+                   options_.spool_path, options_.max_retry_backoff.count());
+    }
   }
   last_attempt_failed_ = true;
 }

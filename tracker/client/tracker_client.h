@@ -31,8 +31,9 @@ class Spool;
 struct SpoolEntry;
 
 struct ClientOptions {
-  std::string url;                      // the daemon, http://host:port
+  std::string url;                      // the daemon, http://host:port or https://host:port
   std::string token;                    // bearer token; empty when the daemon needs none
+  std::string ca_file;                  // https: PEM CAs to verify it; empty: the system's
   std::string spool_path;               // spool file, in the run directory; one per rank
   int rank = 0;                         // MPI rank, stored with each point
   std::size_t batch_size = 500;         // metric points per request
@@ -85,7 +86,8 @@ class TrackerClient {
 
   // Registers (or, by RunInfo::uid and attempt, resumes) the run, waiting at most
   // start_run_timeout. Throws std::invalid_argument on a malformed uid or an attempt below 1. When
-  // the daemon does not answer, logs a warning, returns nullopt and keeps trying in the background;
+  // the daemon does not answer, logs a warning (an error naming the URL when it refused the token
+  // or its TLS certificate did not verify), returns nullopt and keeps trying in the background;
   // everything logged meanwhile is spooled and sent once the run has an id. Call once per client
   // (rank 0); other ranks call attach_run with the id rank 0 broadcasts.
   std::optional<std::int64_t> start_run(const RunInfo& info);
@@ -126,12 +128,15 @@ class TrackerClient {
   std::vector<SpoolEntry> make_entries(std::deque<Item>& items);
   void deliver(std::vector<SpoolEntry> entries, bool stopping);
   void replay();
-  Outcome try_register(const std::string& body, HttpClient& http, bool on_worker);
+  Outcome try_register(const std::string& body, HttpClient& http, bool on_worker,
+                       std::string& reason, bool& needs_fixing);
   Outcome send(const SpoolEntry& entry, std::int64_t current_run);
+  // `answer`: the body when acknowledged, else why not. `needs_fixing`: a retry is due, but only
+  // a change of token, CA file or certificate will make it succeed.
   Outcome exchange(HttpClient& http, const std::string& method, const std::string& path,
-                   const std::string& body, std::string& answer);
+                   const std::string& body, std::string& answer, bool& needs_fixing);
   bool under_pressure() const;
-  void note_failure(const std::string& reason);
+  void note_failure(const std::string& reason, bool needs_fixing);
   void note_success();
 
   const ClientOptions options_;

@@ -2,8 +2,6 @@
 
 #include <fmt/format.h>
 
-#include <fstream>
-#include <iterator>
 #include <nlohmann/json.hpp>
 
 #include "tracker/api/routes.h"
@@ -15,63 +13,16 @@ namespace {
 
 using nlohmann::json;
 
-// The file's text without surrounding blanks, or nullopt when it cannot be read.
-std::optional<std::string> read_trimmed(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) return std::nullopt;
-  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  const auto begin = text.find_first_not_of(" \t\r\n");
-  const auto end = text.find_last_not_of(" \t\r\n");
-  return begin == std::string::npos ? "" : text.substr(begin, end - begin + 1);
-}
-
 std::string run_arg(std::int64_t run_id) {
   return std::to_string(run_id);
 }
 
 }  // namespace
 
-DaemonAddress find_daemon(const DaemonFlags& flags, const GetEnv& getenv) {
-  DaemonAddress address;
-  const char* env_url = getenv("NMT_TRACKER_URL");
-  if (!flags.url.empty()) {
-    address.url = flags.url;
-  } else if (!flags.port_file.empty()) {
-    // nmt-trackerd writes the port it listens on once it is ready, and removes it on exit.
-    const auto port = read_trimmed(flags.port_file);
-    if (!port) {
-      throw TrackerUnreachable(
-          fmt::format("no port file {}: is nmt-trackerd running?", flags.port_file));
-    }
-    address.url = "http://127.0.0.1:" + *port;
-  } else if (env_url != nullptr && *env_url != '\0') {
-    address.url = env_url;
-  } else {
-    throw std::invalid_argument(
-        "say where nmt-trackerd is: --url http://HOST:PORT, --port-file FILE, or the environment "
-        "variable NMT_TRACKER_URL");
-  }
-  const char* env_token_file = getenv("NMT_TRACKER_TOKEN_FILE");
-  std::string token_file = flags.token_file;
-  const char* source = "--token-file";
-  if (token_file.empty() && env_token_file != nullptr) {
-    token_file = env_token_file;
-    source = "NMT_TRACKER_TOKEN_FILE";
-  }
-  if (!token_file.empty()) {
-    const auto token = read_trimmed(token_file);
-    if (!token) {
-      throw std::runtime_error(
-          fmt::format("cannot read the token file {} ({})", token_file, source));
-    }
-    address.token = *token;
-  }
-  return address;
-}
-
 TrackerReader::TrackerReader(DaemonAddress address, std::chrono::milliseconds timeout)
     : url_(parse_url(address.url).to_string()),
-      http_(std::make_unique<HttpClient>(parse_url(address.url), address.token, timeout)) {}
+      http_(std::make_unique<HttpClient>(parse_url(address.url), address.token, timeout,
+                                         address.ca_file)) {}
 
 TrackerReader::~TrackerReader() = default;
 
@@ -81,6 +32,8 @@ T TrackerReader::call(const std::string& method, const std::string& target,
   HttpResponse response;
   try {
     response = http_->request(method, target, body);
+  } catch (const TlsError& e) {
+    throw TrackerUnreachable(fmt::format("cannot reach nmt-trackerd at {}: {}", url_, e.what()));
   } catch (const HttpError& e) {
     throw TrackerUnreachable(
         fmt::format("cannot reach nmt-trackerd at {}: {} (is it running?)", url_, e.what()));

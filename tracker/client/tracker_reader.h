@@ -4,9 +4,8 @@
 // into the protocol's wire types (tracker/api/wire_types.h); every error names the daemon's URL
 // and the request, with the daemon's HTTP status and message when it answered.
 //
-// Where the daemon is, in this order (find_daemon): an explicit URL, a port file nmt-trackerd
-// wrote (host 127.0.0.1), the environment variable NMT_TRACKER_URL. The token: an explicit
-// token file, else the file named by NMT_TRACKER_TOKEN_FILE, else none.
+// Where the daemon is, its token and its CA file: tracker/client/daemon_address.h (find_daemon:
+// --url, else --port-file, else NMT_TRACKER_URL; and so on).
 
 #include <chrono>
 #include <cstdint>
@@ -19,6 +18,7 @@
 
 #include "tracker/api/run_query.h"
 #include "tracker/api/wire_types.h"
+#include "tracker/client/daemon_address.h"
 
 namespace nmt::tracker {
 
@@ -38,33 +38,9 @@ class TrackerError : public std::runtime_error {
   std::optional<std::string> field_;
 };
 
-// No answer at all: no daemon there (or none found), or the connection failed.
-class TrackerUnreachable : public std::runtime_error {
- public:
-  using std::runtime_error::runtime_error;
-};
-
-// Where to find the daemon and its token.
-struct DaemonAddress {
-  std::string url;    // http://host:port
-  std::string token;  // empty: none
-};
-
-// What a tool was told (flags), and how to read its environment: `getenv` is std::getenv in a
-// tool's main and a fake one in tests. Throws TrackerUnreachable when a port file is given but
-// missing (the daemon is not running), std::invalid_argument when nothing says where the daemon
-// is, std::runtime_error when a token file cannot be read.
-struct DaemonFlags {
-  std::string url;         // --url
-  std::string port_file;   // --port-file
-  std::string token_file;  // --token-file
-};
-using GetEnv = std::function<const char*(const char*)>;
-DaemonAddress find_daemon(const DaemonFlags& flags, const GetEnv& getenv);
-
 class TrackerReader {
  public:
-  // Contacts nothing yet. Throws std::invalid_argument on a malformed URL.
+  // Contacts nothing yet. Throws std::invalid_argument on a malformed URL or an unusable CA file.
   explicit TrackerReader(DaemonAddress address,
                          std::chrono::milliseconds timeout = std::chrono::seconds(30));
   ~TrackerReader();

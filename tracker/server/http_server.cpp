@@ -1,11 +1,16 @@
 #include "tracker/server/http_server.h"
 
+#include <fmt/format.h>
 #include <spdlog/spdlog.h>
 #include <boost/asio/dispatch.hpp>
+#include <boost/asio/ssl/context.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/strand.hpp>
 
+#include <cerrno>
+#include <fstream>
 #include <stdexcept>
+#include <system_error>
 
 #include "tracker/server/http_session.h"
 
@@ -35,7 +40,54 @@ void ServerOptions::validate() const {
     throw std::invalid_argument("max_connections_per_client must be at least 1");
   }
   if (handler_threads == 0) throw std::invalid_argument("handler_threads must be at least 1");
+  if (tls_cert_file.empty() != tls_key_file.empty()) {
+    throw std::invalid_argument(
+        "tls_cert_file and tls_key_file go together: give both (HTTPS) or neither (HTTP)");
+  }
 }
+
+namespace {
+
+// Loads one PEM file into the context; the error names the file, OpenSSL's reason and `expected`.
+template <class Load>
+void load_pem(const std::string& path, const char* what, const std::string& expected, Load load) {
+  if (!std::ifstream(path)) {
+    const std::string why = std::error_code(errno, std::generic_category()).message();
+    throw std::runtime_error(fmt::format("cannot read the TLS {} file {}: {}", what, path, why));
+  }
+  beast::error_code ec;
+  load(ec);
+  if (ec) {
+    throw std::runtime_error(fmt::format("the TLS {} file {} is not usable: {} ({})", what, path,
+                                         ec.message(), expected));
+  }
+}
+
+// The daemon's TLS: 1.2 or later, one certificate chain and its private key.
+std::shared_ptr<asio::ssl::context> make_tls_context(const ServerOptions& o) {
+  namespace ssl = asio::ssl;
+  auto context = std::make_shared<ssl::context>(ssl::context::tls_server);
+  context->set_options(ssl::context::default_workarounds | ssl::context::no_sslv2 |
+                       ssl::context::no_sslv3 | ssl::context::no_tlsv1 | ssl::context::no_tlsv1_1 |
+                       ssl::context::single_dh_use);
+  load_pem(
+      o.tls_cert_file, "certificate", "a PEM certificate chain is expected",
+      [&](beast::error_code& ec) { context->use_certificate_chain_file(o.tls_cert_file, ec); });
+  load_pem(o.tls_key_file, "private key",
+           "it must be the PEM private key of the certificate in " + o.tls_cert_file,
+           [&](beast::error_code& ec) {
+             context->use_private_key_file(o.tls_key_file, ssl::context::pem, ec);
+           });
+  if (SSL_CTX_check_private_key(context->native_handle()) != 1) {
+    throw std::runtime_error(
+        fmt::format("the TLS private key file {} does not belong to the "
+                    "certificate of {}",
+                    o.tls_key_file, o.tls_cert_file));
+  }
+  return context;
+}
+
+}  // namespace
 
 namespace detail {
 namespace {
@@ -122,10 +174,11 @@ void Listener::on_accept(beast::error_code ec, tcp::socket socket) {
 HttpServer::HttpServer(asio::io_context& io, ServerOptions options, RequestCallback handler,
                        HeaderCallback check_header) {
   options.validate();
+  auto tls = options.tls() ? make_tls_context(options) : nullptr;
   pool_ = std::make_unique<asio::thread_pool>(options.handler_threads);
   state_ = std::make_shared<detail::ServerState>(std::move(options), std::move(handler),
-                                                 std::move(check_header), io.get_executor(),
-                                                 pool_->get_executor());
+                                                 std::move(check_header), std::move(tls),
+                                                 io.get_executor(), pool_->get_executor());
   listener_ = std::make_shared<detail::Listener>(io, state_);
   port_ = listener_->port();
   listener_->start();

@@ -5,6 +5,9 @@
 // plain function of Request, runs before any body is read, so a request it refuses (a missing
 // token) never has its body buffered. Handler calls run on their own small thread pool, so a store
 // commit that takes a while never stalls accepting, reading or timing out other connections.
+// With a certificate and key (ServerOptions::tls_cert_file, tls_key_file) every connection is TLS
+// (OpenSSL through Beast's ssl_stream) under the same limits; a client that does not complete the
+// TLS handshake within header_timeout is closed without an answer, so plain HTTP gets none.
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/thread_pool.hpp>
@@ -38,6 +41,10 @@ struct ServerOptions {
   std::size_t max_connections = 512;            // open connections in all; past it: 503 and close
   std::size_t max_connections_per_client = 64;  // open connections per client IP; past it: 503
   unsigned handler_threads = 1;  // threads calling the handler; 1 serialises calls to it
+  std::string tls_cert_file;     // PEM certificate chain; set with tls_key_file: HTTPS only
+  std::string tls_key_file;      // PEM private key of the certificate's first entry
+
+  bool tls() const { return !tls_cert_file.empty(); }
 
   // Throws std::invalid_argument naming the first bad field.
   void validate() const;
@@ -53,8 +60,9 @@ using HeaderCallback = std::function<std::optional<Response>(const Request&)>;
 // connection only.
 class HttpServer {
  public:
-  // Binds and listens at once (throws std::runtime_error naming the address when that fails),
-  // then accepts on `io` as soon as the caller runs it. `check_header` may be empty.
+  // Loads the TLS certificate and key when given (throws std::runtime_error naming the file that
+  // fails), binds and listens at once (throws std::runtime_error naming the address when that
+  // fails), then accepts on `io` as soon as the caller runs it. `check_header` may be empty.
   HttpServer(boost::asio::io_context& io, ServerOptions options, RequestCallback handler,
              HeaderCallback check_header = {});
   ~HttpServer();

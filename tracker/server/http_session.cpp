@@ -1,5 +1,6 @@
-// A connection of the tracker's HTTP server: read with deadlines and a body limit, answer on the
-// handler pool, keep alive or close, linger after an error answer (see http_session.h).
+// A connection of the tracker's HTTP server: over TLS a handshake first, then read with deadlines
+// and a body limit, answer on the handler pool, keep alive or close, linger after an error answer
+// (see http_session.h).
 
 #include "tracker/server/http_session.h"
 
@@ -40,25 +41,51 @@ bool is_disconnect(const beast::error_code& ec) {
 
 }  // namespace
 
-void Session::on_stop() {
+template <class Stream>
+void Session<Stream>::begin() {
+  if constexpr (kTls) {
+    // The handshake is bounded like a request header, and stop() closes a connection still in it
+    // as it closes an idle one.
+    waiting_ = true;
+    tcp_stream().expires_after(state_->options.header_timeout);
+    stream_.async_handshake(
+        asio::ssl::stream_base::server,
+        [self = this->shared_from_this()](beast::error_code ec) { self->on_handshake(ec); });
+  } else {
+    read_header();
+  }
+}
+
+template <class Stream>
+void Session<Stream>::on_handshake(beast::error_code ec) {
+  waiting_ = false;
+  if (stopping_) return;
+  if (ec) return state_->note_handshake_failure(client_, ec);
+  read_header();
+}
+
+template <class Stream>
+void Session<Stream>::on_stop() {
   stopping_ = true;
-  if (waiting_) stream_.cancel();
+  if (waiting_) tcp_stream().cancel();
 }
 
 // Splitting the idle wait from the header read lets a keep-alive connection sit idle longer than
 // a client may take over one header; a pipelined request already in the buffer needs no wait.
-void Session::wait_for_request() {
+template <class Stream>
+void Session<Stream>::wait_for_request() {
   if (stopping_) return;  // stop() came while the last answer was being written
   waiting_ = true;
   if (buffer_.size() > 0) return read_header();
-  stream_.expires_after(state_->options.idle_timeout);
+  tcp_stream().expires_after(state_->options.idle_timeout);
   stream_.async_read_some(buffer_.prepare(kFirstRead),
-                          [self = shared_from_this()](beast::error_code ec, std::size_t n) {
+                          [self = this->shared_from_this()](beast::error_code ec, std::size_t n) {
                             self->on_first_bytes(ec, n);
                           });
 }
 
-void Session::on_first_bytes(beast::error_code ec, std::size_t n) {
+template <class Stream>
+void Session<Stream>::on_first_bytes(beast::error_code ec, std::size_t n) {
   if (ec) {
     waiting_ = false;
     if (ec == beast::error::timeout) {
@@ -71,20 +98,23 @@ void Session::on_first_bytes(beast::error_code ec, std::size_t n) {
   read_header();
 }
 
-void Session::read_header() {
+template <class Stream>
+void Session<Stream>::read_header() {
   const auto& o = state_->options;
   parser_.emplace();
   parser_->body_limit(o.body_limit);
   // One deadline for header and body together, from the first byte: a client trickling bytes
   // cannot extend it. The header has its own, shorter one.
   deadline_ = std::chrono::steady_clock::now() + o.read_timeout;
-  stream_.expires_after(std::min(o.header_timeout, o.read_timeout));
-  http::async_read_header(
-      stream_, buffer_, *parser_,
-      [self = shared_from_this()](beast::error_code ec, std::size_t) { self->on_header(ec); });
+  tcp_stream().expires_after(std::min(o.header_timeout, o.read_timeout));
+  http::async_read_header(stream_, buffer_, *parser_,
+                          [self = this->shared_from_this()](beast::error_code ec, std::size_t) {
+                            self->on_header(ec);
+                          });
 }
 
-void Session::on_header(beast::error_code ec) {
+template <class Stream>
+void Session<Stream>::on_header(beast::error_code ec) {
   waiting_ = false;
   if (ec) return on_read_error(ec);
   started_ = std::chrono::steady_clock::now();
@@ -94,7 +124,7 @@ void Session::on_header(beast::error_code ec) {
   if (beast::iequals(header[http::field::expect], "100-continue")) {
     continue_ = http::response<http::empty_body>(http::status::continue_, version_);
     http::async_write(stream_, continue_,
-                      [self = shared_from_this()](beast::error_code wec, std::size_t) {
+                      [self = this->shared_from_this()](beast::error_code wec, std::size_t) {
                         if (!wec) self->read_body();
                       });
     return;
@@ -104,7 +134,8 @@ void Session::on_header(beast::error_code ec) {
 
 // The request as far as the header tells it, checked before a byte of the body is read. False
 // when it was refused (the refusal is on its way and the connection will close).
-bool Session::admit_header() {
+template <class Stream>
+bool Session<Stream>::admit_header() {
   const auto& header = parser_->get();
   version_ = header.version();
   keep_alive_ = header.keep_alive();
@@ -130,14 +161,16 @@ bool Session::admit_header() {
   return true;
 }
 
-void Session::read_body() {
-  stream_.expires_at(deadline_);
+template <class Stream>
+void Session<Stream>::read_body() {
+  tcp_stream().expires_at(deadline_);
   http::async_read(
       stream_, buffer_, *parser_,
-      [self = shared_from_this()](beast::error_code ec, std::size_t) { self->on_body(ec); });
+      [self = this->shared_from_this()](beast::error_code ec, std::size_t) { self->on_body(ec); });
 }
 
-void Session::on_read_error(beast::error_code ec) {
+template <class Stream>
+void Session<Stream>::on_read_error(beast::error_code ec) {
   if (ec == http::error::body_limit) {
     return reject(http::status::payload_too_large, "request body exceeds the limit of " +
                                                        std::to_string(state_->options.body_limit) +
@@ -153,28 +186,32 @@ void Session::on_read_error(beast::error_code ec) {
   spdlog::debug("connection {} closed while reading: {}", id_, ec.message());
 }
 
-void Session::on_body(beast::error_code ec) {
+template <class Stream>
+void Session<Stream>::on_body(beast::error_code ec) {
   if (ec) return on_read_error(ec);
   request_.body = std::move(parser_->get().body());
   parser_.reset();
   call_handler(std::move(request_));
 }
 
-void Session::call_handler(Request request) {
+template <class Stream>
+void Session<Stream>::call_handler(Request request) {
   // The guard keeps io_context::run() from returning while the handler works on a pool thread.
   auto guard = asio::make_work_guard(state_->io_executor);
-  asio::post(state_->handler_executor, [self = shared_from_this(), request = std::move(request),
-                                        guard = std::move(guard)]() mutable {
-    bool failed = false;
-    Response response = self->state_->call_handler(request, failed);
-    asio::post(self->stream_.get_executor(),
-               [self, response = std::move(response), failed]() mutable {
-                 self->answer(std::move(response), failed);
-               });
-  });
+  asio::post(state_->handler_executor,
+             [self = this->shared_from_this(), request = std::move(request),
+              guard = std::move(guard)]() mutable {
+               bool failed = false;
+               Response response = self->state_->call_handler(request, failed);
+               asio::post(self->stream_.get_executor(),
+                          [self, response = std::move(response), failed]() mutable {
+                            self->answer(std::move(response), failed);
+                          });
+             });
 }
 
-void Session::answer(Response response, bool failed) {
+template <class Stream>
+void Session<Stream>::answer(Response response, bool failed) {
   ++served_;
   state_->requests.fetch_add(1, std::memory_order_relaxed);
   const auto ms =
@@ -186,7 +223,8 @@ void Session::answer(Response response, bool failed) {
   send(std::move(response), close, false);
 }
 
-void Session::reject(http::status status, const std::string& message) {
+template <class Stream>
+void Session<Stream>::reject(http::status status, const std::string& message) {
   spdlog::debug("connection {}: answering {} ({})", id_, static_cast<int>(status), message);
   Response response;
   response.status = static_cast<int>(status);
@@ -194,7 +232,8 @@ void Session::reject(http::status status, const std::string& message) {
   send(std::move(response), true, true);
 }
 
-void Session::send(Response response, bool close, bool linger) {
+template <class Stream>
+void Session<Stream>::send(Response response, bool close, bool linger) {
   const bool valid_status = response.status >= 100 && response.status <= 999;
   response_ =
       http::response<http::string_body>(valid_status ? static_cast<http::status>(response.status)
@@ -208,42 +247,61 @@ void Session::send(Response response, bool close, bool linger) {
   response_.keep_alive(!close);
   response_.body() = std::move(response.body);
   response_.prepare_payload();
-  stream_.expires_after(state_->options.write_timeout);
+  tcp_stream().expires_after(state_->options.write_timeout);
   http::async_write(stream_, response_,
-                    [self = shared_from_this(), close, linger](beast::error_code ec, std::size_t) {
-                      self->on_write(ec, close, linger);
-                    });
+                    [self = this->shared_from_this(), close, linger](
+                        beast::error_code ec, std::size_t) { self->on_write(ec, close, linger); });
 }
 
-void Session::on_write(beast::error_code ec, bool close, bool linger) {
+template <class Stream>
+void Session<Stream>::on_write(beast::error_code ec, bool close, bool linger) {
   if (ec) {
     spdlog::debug("connection {} closed while writing: {}", id_, ec.message());
     return;
   }
   if (!close) return wait_for_request();
-  beast::error_code ignored;
-  stream_.socket().shutdown(tcp::socket::shutdown_send, ignored);
-  if (linger) {
-    stream_.expires_after(std::min(kLingerTime, state_->options.read_timeout));
-    drain();
+  finish(linger);
+}
+
+// Over TLS the close_notify goes first, and waiting for the client's own (OpenSSL drops what else
+// arrives meanwhile) is the linger, bounded by the same time; over HTTP a half-close, then the
+// drain when lingering.
+template <class Stream>
+void Session<Stream>::finish(bool linger) {
+  const auto linger_time = std::min(kLingerTime, state_->options.read_timeout);
+  if constexpr (kTls) {
+    tcp_stream().expires_after(linger_time);
+    stream_.async_shutdown([self = this->shared_from_this()](beast::error_code) {
+      beast::error_code ignored;
+      self->tcp_stream().socket().shutdown(tcp::socket::shutdown_both, ignored);
+    });
+  } else {
+    beast::error_code ignored;
+    tcp_stream().socket().shutdown(tcp::socket::shutdown_send, ignored);
+    if (linger) {
+      tcp_stream().expires_after(linger_time);
+      drain();
+    }
   }
 }
 
-void Session::drain() {
-  // No expires_after here: the linger deadline set once in on_write bounds all of these reads.
+template <class Stream>
+void Session<Stream>::drain() {
+  // No expires_after here: the linger deadline set once in finish() bounds all of these reads.
   buffer_.consume(buffer_.size());
-  stream_.async_read_some(buffer_.prepare(64 * 1024),
-                          [self = shared_from_this()](beast::error_code ec, std::size_t n) {
-                            self->drained_ += n;
-                            if (!ec && self->drained_ < kLingerBytes) self->drain();
-                          });
+  tcp_stream().async_read_some(
+      buffer_.prepare(64 * 1024),
+      [self = this->shared_from_this()](beast::error_code ec, std::size_t n) {
+        self->drained_ += n;
+        if (!ec && self->drained_ < kLingerBytes) self->drain();
+      });
 }
 
 void ServerState::start_session(tcp::socket socket, const std::shared_ptr<ServerState>& self) {
   beast::error_code ec;
   const asio::ip::address client = socket.remote_endpoint(ec).address();
   if (ec) return;  // already gone
-  std::shared_ptr<Session> session;
+  std::shared_ptr<SessionBase> session;
   std::string why;
   {
     std::lock_guard lock(mutex);
@@ -260,7 +318,11 @@ void ServerState::start_session(tcp::socket socket, const std::shared_ptr<Server
     } else {
       ++per_client[client];
       const auto id = next_id++;
-      session = std::make_shared<Session>(std::move(socket), self, id, client);
+      if (tls) {
+        session = std::make_shared<Session<TlsStream>>(self, id, client, std::move(socket), *tls);
+      } else {
+        session = std::make_shared<Session<PlainStream>>(self, id, client, std::move(socket));
+      }
       sessions.emplace(id, session);
     }
   }
@@ -287,9 +349,23 @@ void ServerState::refuse(tcp::socket socket, const std::string& why) {
       kBody.size(), kBody);
   beast::error_code ignored;
   socket.non_blocking(true, ignored);
-  socket.send(asio::buffer(kAnswer), 0, ignored);
+  if (!tls) socket.send(asio::buffer(kAnswer), 0, ignored);
   socket.shutdown(tcp::socket::shutdown_both, ignored);
   socket.close(ignored);
+}
+
+void ServerState::note_handshake_failure(const asio::ip::address& client,
+                                         const beast::error_code& ec) {
+  std::lock_guard lock(mutex);
+  ++failed_handshakes;
+  const auto now = std::chrono::steady_clock::now();
+  if (now - handshake_failure_logged >= std::chrono::seconds(1)) {
+    spdlog::warn(
+        "TLS handshake with {} failed: {} ({} so far; a plain-HTTP client, or one that does not "
+        "trust this certificate?)",
+        client.to_string(), ec.message(), failed_handshakes);
+    handshake_failure_logged = now;
+  }
 }
 
 void ServerState::forget(std::uint64_t id, const asio::ip::address& client) {
@@ -300,7 +376,7 @@ void ServerState::forget(std::uint64_t id, const asio::ip::address& client) {
 }
 
 void ServerState::stop_sessions() {
-  std::vector<std::shared_ptr<Session>> live;
+  std::vector<std::shared_ptr<SessionBase>> live;
   {
     std::lock_guard lock(mutex);
     stopping = true;
@@ -326,5 +402,8 @@ Response ServerState::call_handler(const Request& request, bool& failed) const {
   response.body = error_json("internal error");
   return response;
 }
+
+template class Session<PlainStream>;
+template class Session<TlsStream>;
 
 }  // namespace nmt::tracker::detail

@@ -1,14 +1,19 @@
 #pragma once
 // Internal to the tracker's HTTP server: one Session per connection and the ServerState that the
-// listener and every session share. Only http_server.cpp and http_session.cpp include this.
+// listener and every session share. Only http_server.cpp and http_session.cpp include this. A
+// session is a template over its stream: beast::tcp_stream (HTTP) or an ssl_stream over one
+// (HTTPS); both are instantiated in http_session.cpp, and the code differs only where TLS does (the
+// handshake, the close_notify).
 
 #include <boost/asio/dispatch.hpp>
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/ssl/context.hpp>
 #include <boost/asio/thread_pool.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
+#include <boost/beast/ssl/ssl_stream.hpp>
 
 #include <atomic>
 #include <chrono>
@@ -18,6 +23,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <type_traits>
 #include <unordered_map>
 
 #include "tracker/server/http_server.h"
@@ -29,16 +35,28 @@ namespace beast = boost::beast;
 namespace http = beast::http;
 using tcp = asio::ip::tcp;
 
-class Session;
+using PlainStream = beast::tcp_stream;
+using TlsStream = beast::ssl_stream<beast::tcp_stream>;
+
+// What the server state keeps of a session, whatever its stream.
+class SessionBase {
+ public:
+  virtual ~SessionBase() = default;
+  virtual void start() = 0;
+  // Answer the request being handled, if any, then close; close at once when idle.
+  virtual void stop() = 0;
+};
 
 // What the listener and every session share. Sessions register here so that stop() can reach the
 // idle ones, and are counted per client address for the per-client cap.
 struct ServerState {
   ServerState(ServerOptions o, RequestCallback h, HeaderCallback c,
-              asio::io_context::executor_type io, asio::thread_pool::executor_type pool)
+              std::shared_ptr<asio::ssl::context> t, asio::io_context::executor_type io,
+              asio::thread_pool::executor_type pool)
       : options(std::move(o)),
         handler(std::move(h)),
         check_header(std::move(c)),
+        tls(std::move(t)),
         io_executor(io),
         handler_executor(pool) {}
 
@@ -46,10 +64,14 @@ struct ServerState {
   void forget(std::uint64_t id, const asio::ip::address& client);
   void stop_sessions();
   Response call_handler(const Request& request, bool& failed) const;
+  // A TLS handshake that failed (plain HTTP, a client that does not trust the certificate):
+  // logged at most once a second, with a count.
+  void note_handshake_failure(const asio::ip::address& client, const beast::error_code& ec);
 
   const ServerOptions options;
   const RequestCallback handler;
   const HeaderCallback check_header;
+  const std::shared_ptr<asio::ssl::context> tls;  // null: plain HTTP
   const asio::io_context::executor_type io_executor;
   const asio::thread_pool::executor_type handler_executor;
   std::atomic<std::uint64_t> requests{0};
@@ -57,39 +79,53 @@ struct ServerState {
   std::mutex mutex;  // guards the members below
   bool stopping = false;
   std::uint64_t next_id = 0;
-  std::unordered_map<std::uint64_t, std::weak_ptr<Session>> sessions;
+  std::unordered_map<std::uint64_t, std::weak_ptr<SessionBase>> sessions;
   std::map<asio::ip::address, std::size_t> per_client;   // open sessions by client address
   std::uint64_t refused = 0;                             // connections refused, for the log
   std::chrono::steady_clock::time_point refusal_logged;  // refusals are logged once a second
+  std::uint64_t failed_handshakes = 0;
+  std::chrono::steady_clock::time_point handshake_failure_logged;
 
  private:
-  // Over a cap: a fixed 503 and close, without a session. Called without the mutex held.
+  // Over a cap: a fixed 503 (HTTP; over TLS the connection just closes: answering would cost the
+  // handshake the cap is there to save) and close, without a session. Called without the mutex.
   void refuse(tcp::socket socket, const std::string& why);
 };
 
-// One connection: wait for a request's first byte (idle_timeout), read its header
-// (header_timeout), check it, read its body (read_timeout from the first byte), hand it to the
-// handler pool, write the answer, repeat while keep-alive holds. Every step runs on the session's
-// strand; any error ends this session alone.
-class Session : public std::enable_shared_from_this<Session> {
+// One connection: over TLS, the handshake first (header_timeout); then wait for a request's first
+// byte (idle_timeout), read its header (header_timeout), check it, read its body (read_timeout
+// from the first byte), hand it to the handler pool, write the answer, repeat while keep-alive
+// holds. Every step runs on the session's strand; any error ends this session alone.
+template <class Stream>
+class Session : public SessionBase, public std::enable_shared_from_this<Session<Stream>> {
  public:
-  Session(tcp::socket socket, std::shared_ptr<ServerState> state, std::uint64_t id,
-          asio::ip::address client)
-      : stream_(std::move(socket)), state_(std::move(state)), id_(id), client_(client) {
+  static constexpr bool kTls = std::is_same_v<Stream, TlsStream>;
+
+  // `stream_args`: the socket, and for TLS the context.
+  template <class... StreamArgs>
+  Session(std::shared_ptr<ServerState> state, std::uint64_t id, asio::ip::address client,
+          StreamArgs&&... stream_args)
+      : stream_(std::forward<StreamArgs>(stream_args)...),
+        state_(std::move(state)),
+        id_(id),
+        client_(client) {
     // Answers are small and latency-bound; Nagle would hold a split write for a delayed ACK.
     beast::error_code ignored;
-    stream_.socket().set_option(tcp::no_delay(true), ignored);
+    tcp_stream().socket().set_option(tcp::no_delay(true), ignored);
   }
-  ~Session() { state_->forget(id_, client_); }
+  ~Session() override { state_->forget(id_, client_); }
 
-  void start() {
-    asio::dispatch(stream_.get_executor(), [self = shared_from_this()] { self->read_header(); });
+  void start() override {
+    asio::dispatch(stream_.get_executor(), [self = this->shared_from_this()] { self->begin(); });
   }
-  void stop() {
-    asio::dispatch(stream_.get_executor(), [self = shared_from_this()] { self->on_stop(); });
+  void stop() override {
+    asio::dispatch(stream_.get_executor(), [self = this->shared_from_this()] { self->on_stop(); });
   }
 
  private:
+  beast::tcp_stream& tcp_stream() { return beast::get_lowest_layer(stream_); }
+  void begin();
+  void on_handshake(beast::error_code ec);
   void on_stop();
   void wait_for_request();
   void on_first_bytes(beast::error_code ec, std::size_t n);
@@ -104,9 +140,10 @@ class Session : public std::enable_shared_from_this<Session> {
   void reject(http::status status, const std::string& message);
   void send(Response response, bool close, bool linger);
   void on_write(beast::error_code ec, bool close, bool linger);
+  void finish(bool linger);
   void drain();
 
-  beast::tcp_stream stream_;
+  Stream stream_;
   beast::flat_buffer buffer_;
   std::optional<http::request_parser<http::string_body>> parser_;
   http::response<http::empty_body> continue_;

@@ -272,8 +272,8 @@ Response RequestHandler::page(const Request& request) {
                         "and digits");
       }
       redirect.headers.emplace_back(
-          "Set-Cookie",
-          fmt::format("{}={}; HttpOnly; SameSite=Strict; Path=/", kTokenCookie, token_));
+          "Set-Cookie", fmt::format("{}={}; HttpOnly;{} SameSite=Strict; Path=/", kTokenCookie,
+                                    token_, options_.secure_cookie ? " Secure;" : ""));
     }
     return redirect;
   }

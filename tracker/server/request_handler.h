@@ -23,6 +23,9 @@ struct HandlerOptions {
   handler::JsonLimits json;  // nesting depth and element count of request bodies
   // Metric series with more points are downsampled to this many (and say so); 0 is invalid.
   std::int64_t max_response_points = 10'000;
+  // The dashboard's login cookie is marked Secure (sent over HTTPS only): set when the daemon
+  // serves TLS, which the handler cannot see.
+  bool secure_cookie = false;
 
   // Throws std::invalid_argument naming the first bad field.
   void validate() const;
