@@ -9,6 +9,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
@@ -18,11 +19,14 @@
 #include "common/cli.h"
 #include "common/stop_signals.h"
 #include "preprocess/shard_format.h"
+#include "tracker/api/token_file.h"
+#include "tracker/client/daemon_address.h"
 #include "trainer/checkpoint/checkpoint.h"
 #include "trainer/dist/mpi_context.h"
 #include "trainer/model/transformer.h"
 #include "trainer/runtime/blas_backend.h"
 #include "trainer/runtime/device.h"
+#include "trainer/runtime/device_assignment.h"
 #include "trainer/train/run_identity.h"
 #include "trainer/train/run_tracking.h"
 #include "trainer/train/trainer.h"
@@ -39,8 +43,32 @@ struct Options {
   std::int64_t vocab_size = 0;
   std::string device, precision;
   int threads = -1;
-  std::string tracker_port_file, experiment;
+  nmt::tracker::DaemonSettings tracker;  // the --tracker-* flags
+  std::string experiment;
+  bool allow_shared_gpu = false;
 };
+
+// What the tracker flags say about where the daemon is, and how they rank (for --help).
+constexpr const char* kTrackerHelp =
+    "The tracker: --tracker-url or --tracker-port-file, else the config's tracker.url or "
+    "tracker.port_file, else the environment variable NMT_TRACKER_URL; none of them: no "
+    "tracking. Its token: --tracker-token-file, else tracker.token_file, else the file named by "
+    "NMT_TRACKER_TOKEN_FILE. For an https tracker, the CAs that sign its certificate: "
+    "--tracker-ca-file, else tracker.ca_file, else NMT_TRACKER_CA_FILE, else the system's. An "
+    "explicit flag beats the config, which beats the environment.";
+
+// The tracker flags also go into the run's config (config.yaml, every checkpoint), so that
+// nmt-evaluate --record finds the daemon the run reported to; a flag's URL or port file replaces
+// both of the config's.
+void record_tracker_flags(const nmt::tracker::DaemonSettings& flags, nmt::TrackerConfig& t) {
+  using nmt::tracker::api::trim_blanks;
+  if (!trim_blanks(flags.url).empty() || !trim_blanks(flags.port_file).empty()) {
+    t.url = flags.url;
+    t.port_file = flags.port_file;
+  }
+  if (!trim_blanks(flags.token_file).empty()) t.token_file = flags.token_file;
+  if (!trim_blanks(flags.ca_file).empty()) t.ca_file = flags.ca_file;
+}
 
 std::int64_t count_parameters(const nmt::RunConfig& config) {
   const nmt::model::Transformer model(config.model);
@@ -56,6 +84,16 @@ std::string default_run_dir() {
   return std::string("runs/train-") + stamp;
 }
 
+// The distinct hosts of the ranks, rank 0's first (rank_names() holds "host:pid" per rank).
+std::vector<std::string> rank_hosts(const nmt::dist::Communicator& world) {
+  std::vector<std::string> hosts;
+  for (const auto& name : world.rank_names()) {
+    const std::string host = name.substr(0, name.rfind(':'));
+    if (std::find(hosts.begin(), hosts.end(), host) == hosts.end()) hosts.push_back(host);
+  }
+  return hosts;
+}
+
 // Provenance is read here, in main's file: nothing below main reads the environment.
 nmt::train::RunProvenance provenance(const nmt::dist::Communicator& world) {
   nmt::train::RunProvenance p;
@@ -63,6 +101,7 @@ nmt::train::RunProvenance provenance(const nmt::dist::Communicator& world) {
   if (gethostname(host, sizeof host - 1) == 0) p.host = host;
   p.git_revision = NMT_GIT_REVISION;
   p.world_size = world.size();
+  p.hosts = rank_hosts(world);
   const auto env = [](const char* name) {
     const char* value = std::getenv(name);
     return std::string(value != nullptr ? value : "");
@@ -91,18 +130,35 @@ int train(nmt::RunConfig config, const Options& o, const nmt::dist::Communicator
   auto sink = std::make_shared<nmt::train::FanoutMetricsSink>();
   std::shared_ptr<nmt::tracker::TrackerClient> tracker;
   nmt::train::Trainer trainer(config, run_dir, sink, world);
+  trainer.set_launcher(nmt::runtime::read_launcher_variables(
+      [](const char* name) -> const char* { return std::getenv(name); }));
   if (world.is_root()) {
     std::filesystem::create_directories(run_dir);
     sink->add(std::make_shared<nmt::train::JsonlMetricsSink>(run_dir + "/metrics.jsonl"));
-    const auto identity = nmt::train::next_run_identity(run_dir, o.resume);
+    auto identity = nmt::train::next_run_identity(run_dir, o.resume);
+    identity.world_size = world.size();
+    identity.hosts = rank_hosts(world);
     nmt::train::write_run_identity(run_dir, identity);
     // Registered once the trainer is set up, with the resolved config (precision, update size).
-    if (config.tracker.enabled()) {
-      trainer.set_on_start([&, identity](const nmt::RunConfig& resolved) {
-        tracker = nmt::train::connect_tracker(resolved, run_dir,
-                                              resolved.model.expected_parameter_count(),
-                                              provenance(world), identity);
+    // The daemon's files (port, token, CA) are read then too, so that a failure ends the job as a
+    // failure in training does.
+    const nmt::tracker::GetEnv environment = [](const char* name) -> const char* {
+      return std::getenv(name);
+    };
+    const auto sources = nmt::train::daemon_sources(o.tracker, config.tracker);
+    if (nmt::tracker::names_daemon(sources, environment)) {
+      trainer.set_on_start([&, identity, sources, environment](const nmt::RunConfig& resolved) {
+        tracker = nmt::train::connect_tracker(
+            resolved, run_dir, resolved.model.expected_parameter_count(), provenance(world),
+            identity, nmt::tracker::resolve_daemon(sources, environment).value());
         sink->add(std::make_shared<nmt::train::TrackerMetricsSink>(tracker));
+        // A hung or lost peer aborts the job from here: the tracked run ends failed, not running.
+        nmt::dist::Communicator::set_abort_hook([weak = std::weak_ptr(tracker)](const auto&) {
+          if (auto client = weak.lock()) {
+            client->set_status(nmt::tracker::RunStatus::kFailed);
+            client->flush(std::chrono::seconds(3));
+          }
+        });
       });
     }
   }
@@ -182,6 +238,9 @@ int main(int argc, char** argv) {
   app.add_option("--data", o.data_dir, "Shard directory (overrides data.dir)");
   app.add_option("--device", o.device, "cpu, cuda, cuda:N or auto (overrides train.device)")
       ->check(nmt::parsed_by(nmt::runtime::check_device_name));
+  app.add_flag("--allow-shared-gpu", o.allow_shared_gpu,
+               "Let ranks of one node share a GPU, round-robin where they outnumber the GPUs "
+               "(sets train.allow_shared_gpu; without it such a start is an error)");
   app.add_option("--threads", o.threads, "CPU threads, 0 = all cores (overrides train.threads)");
   app.add_option("--precision", o.precision,
                  "auto, fp32, bf16 or fp16 (overrides train.precision; auto: bf16 where the device "
@@ -189,8 +248,18 @@ int main(int argc, char** argv) {
       ->check(nmt::parsed_by(nmt::runtime::parse_precision));
   app.add_flag("--resume", o.resume, "Continue from the newest checkpoint in --run-dir");
   app.add_flag("--count-params", o.count_params, "Print the model's parameter count and exit");
-  app.add_option("--tracker-port-file", o.tracker_port_file,
-                 "Report to the nmt-trackerd of this port file");
+  app.add_option("--tracker-url", o.tracker.url,
+                 "Report to the nmt-trackerd at http://HOST:PORT or https://HOST:PORT (beats "
+                 "tracker.url and NMT_TRACKER_URL)");
+  app.add_option("--tracker-port-file", o.tracker.port_file,
+                 "Report to the nmt-trackerd of this port file (on this host)");
+  app.add_option("--tracker-token-file", o.tracker.token_file,
+                 "File holding the tracker's bearer token (beats tracker.token_file and "
+                 "NMT_TRACKER_TOKEN_FILE)");
+  app.add_option("--tracker-ca-file", o.tracker.ca_file,
+                 "PEM CA certificates to verify an https tracker (beats tracker.ca_file and "
+                 "NMT_TRACKER_CA_FILE; default: the system's)");
+  app.footer(kTrackerHelp);
   app.add_option("--experiment", o.experiment, "Tracker experiment (overrides tracker.experiment)");
   app.add_option("--vocab-size", o.vocab_size,
                  "Vocabulary size (--count-params; checked against the shards)");
@@ -201,7 +270,8 @@ int main(int argc, char** argv) {
     if (!o.device.empty()) config.train.device = o.device;
     if (!o.precision.empty()) config.train.precision = nmt::runtime::parse_precision(o.precision);
     if (o.threads >= 0) config.train.threads = o.threads;
-    if (!o.tracker_port_file.empty()) config.tracker.port_file = o.tracker_port_file;
+    if (o.allow_shared_gpu) config.train.allow_shared_gpu = true;
+    record_tracker_flags(o.tracker, config.tracker);
     if (!o.experiment.empty()) config.tracker.experiment = o.experiment;
     if (o.count_params) {
       if (o.vocab_size > 0) config.model.vocab_size = o.vocab_size;

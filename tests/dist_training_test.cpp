@@ -16,7 +16,7 @@
 #include "trainer/dist/gradient_reducer.h"
 #include "trainer/dist/mpi_context.h"
 #include "trainer/dist/replica_check.h"
-#include "trainer/runtime/device.h"
+#include "trainer/runtime/device_assignment.h"
 #include "trainer/train/trainer.h"
 
 namespace nmt {
@@ -111,7 +111,12 @@ TEST(GradientReducer, NcclGivesTheSameSumsOnGpus) {
   if (gpus < g_world->local_size()) {
     GTEST_SKIP() << g_world->local_size() << " ranks on this node but " << gpus << " GPU(s)";
   }
-  const auto device = runtime::device_for_rank(g_world->local_rank(), gpus);
+  runtime::DeviceRequest request;
+  request.local_rank = g_world->local_rank();
+  request.local_size = g_world->local_size();
+  request.visible = gpus;
+  const c10::Device device(c10::kCUDA,
+                           static_cast<c10::DeviceIndex>(runtime::assign_device(request).index));
   auto nccl = dist::make_nccl_collective(*g_world, 60.0);
   check_reducer(false, device, nccl.get());
   check_reducer(true, device, nccl.get());

@@ -93,18 +93,6 @@ TEST(Runtime, CudaInfoMatchesTheLibTorchBuiltAgainst) {
   }
 }
 
-TEST(Runtime, OneGpuPerRank) {
-  const auto cuda = [](int index) {
-    return c10::Device(c10::kCUDA, static_cast<c10::DeviceIndex>(index));
-  };
-  EXPECT_EQ(device_for_rank(0, 1), cuda(0));
-  EXPECT_EQ(device_for_rank(3, 1), cuda(0)) << "one GPU visible per rank (srun --gpus-per-task=1)";
-  EXPECT_EQ(device_for_rank(0, 8), cuda(0));
-  EXPECT_EQ(device_for_rank(7, 8), cuda(7));
-  NMT_EXPECT_THROW_WITH(device_for_rank(8, 8), std::invalid_argument, "local rank 8 has no GPU");
-  NMT_EXPECT_THROW_WITH(device_for_rank(0, 0), std::invalid_argument, "no GPU is visible");
-}
-
 TEST(Runtime, Fp32OnCudaMultipliesInTf32) {
   auto& context = at::globalContext();
   const bool before = context.allowTF32CuBLAS();

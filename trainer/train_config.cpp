@@ -70,6 +70,7 @@ void fields(V& v, TrainConfig& t) {
   v("log_every", t.log_every);
   v("seed", t.seed);
   v("device", t.device);
+  v("allow_shared_gpu", t.allow_shared_gpu);
   v("precision", t.precision);
   v("threads", t.threads);
 }
@@ -102,6 +103,7 @@ void fields(V& v, TrackerConfig& t) {
   v("url", t.url);
   v("port_file", t.port_file);
   v("token_file", t.token_file);
+  v("ca_file", t.ca_file);
   v("experiment", t.experiment);
   v("run_name", t.run_name);
   v("sweep", t.sweep);

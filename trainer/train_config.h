@@ -60,6 +60,9 @@ struct TrainConfig {
   std::int64_t log_every = 100;           // steps between metric lines
   std::uint64_t seed = 1;                 // parameters, dropout and batch order
   std::string device = "cpu";             // cpu, cuda, cuda:N, auto
+  // Several ranks of one node may drive the same GPU (round-robin when a node has more ranks than
+  // GPUs); off: each rank needs a GPU of its own (runtime/device_assignment.h)
+  bool allow_shared_gpu = false;
   // auto: bf16 where the device runs it natively and faster (GPUs of compute capability 8.0+, CPUs
   // with AMX or AVX512-BF16, found by a short probe), else fp32; or fp32, bf16, fp16 (CUDA only)
   runtime::Precision precision = runtime::Precision::kAuto;
@@ -102,17 +105,21 @@ struct DistConfig {
   void validate() const;
 };
 
+// Where the run is tracked and how it is labelled there. The daemon's address, token and CA file
+// are resolved by tracker/client/daemon_address.h: a tool's --tracker-* flags beat these fields,
+// which beat the environment (NMT_TRACKER_URL, NMT_TRACKER_TOKEN_FILE, NMT_TRACKER_CA_FILE); none
+// of them naming a daemon: no tracking.
 struct TrackerConfig {
-  std::string url;         // http://127.0.0.1:PORT of an nmt-trackerd; empty: no tracking
+  std::string url;         // http://HOST:PORT or https://HOST:PORT of an nmt-trackerd
   std::string port_file;   // or the daemon's --port-file (host 127.0.0.1)
   std::string token_file;  // bearer token, when the daemon requires one
+  std::string ca_file;     // https: PEM CAs that sign the daemon's certificate; empty: the system's
   std::string experiment = "default";
   std::string run_name;  // empty: the run directory's name
   std::string sweep;     // set by nmt-sweep for the rows of an ablation table
   std::string row_label;
   std::int64_t row_index = -1;
   double ref_ppl = 0, ref_bleu = 0, ref_params = 0;  // a row's reference figures; 0: none
-  bool enabled() const { return !url.empty() || !port_file.empty(); }
 };
 
 struct RunConfig {

@@ -4,7 +4,7 @@
 # missing fails without a word), tells the job where the repository is, and passes the rest to
 # sbatch. Prints sbatch's answer (the job id).
 #   jobs/slurm/submit.sh SCRIPT [sbatch arguments...]
-#   e.g. NMT_DATA=runs/data/wmt14-en-de jobs/slurm/submit.sh jobs/slurm/base-1node.sbatch
+#   e.g. NMT_DATA=data/wmt14-en-de jobs/slurm/submit.sh jobs/slurm/base-1node.sbatch
 #        NMT_DATA=... jobs/slurm/submit.sh jobs/slurm/big-multinode.sbatch --nodes=8
 # Environment: NMT_SLURM_LOG_DIR (default runs/slurm: job output as <job name>-<job id>.out,
 #   appended to by each restart of a requeued job); everything train.sh reads (NMT_DATA...),

@@ -1,13 +1,16 @@
 #!/usr/bin/env bash
 # The body shared by the Slurm batch scripts in this folder (they set the resources and call it):
 #   - one rank per GPU: the batch scripts ask for --ntasks-per-node = GPUs per node and
-#     --gpus-per-task=1, so each rank sees one GPU (cuda:0 to it); srun starts the ranks with PMIx
-#     and the job's --cpus-per-task (srun no longer inherits it since Slurm 22.05), and each rank
-#     trains with that many threads;
+#     --gpus-per-task=1, so each rank sees one GPU (cuda:0 to it; with --gpus-per-node instead,
+#     local rank i takes cuda:i: trainer/runtime/device_assignment.h, and every rank logs its
+#     host, local rank and GPU); srun starts the ranks with PMIx and the job's --cpus-per-task (srun
+#     no longer inherits it since Slurm 22.05), and each rank trains with that many threads;
+#   - before srun, the build is checked (jobs/check_build.sh): nmt-train must be there, and with
+#     NMT_DEVICE=cuda its LibTorch must have CUDA; nothing is ever built here;
 #   - the config defines the global update (train.update_batches micro-batches of
 #     data.max_*_tokens each, split over the ranks), so the same config trains the same model on
 #     8 or 32 GPUs, and a run resumes exactly with another number of ranks: nothing here overrides
-#     token budgets per rank;
+#     token budgets per rank (big-multinode.sbatch passes its recipe as NMT_TRAIN_ARGS);
 #   - signals: nmt-train checkpoints at the next update boundary and exits 75 ("preempted") on
 #     SIGTERM or SIGUSR1.
 #       * time limit: Slurm sends USR1 to this script 180 s before (--signal=B:USR1@180); it is
@@ -26,7 +29,8 @@
 #   NMT_CONFIG        run config (default configs/base.yaml)
 #   NMT_RUN_DIR       run directory (default runs/<job name>-<job id>)
 #   NMT_DEVICE        cuda (default) or cpu (the tests)
-#   NMT_BUILD_DIR     where apps/nmt-train is (default build/; see docs/slurm.md for clusters)
+#   NMT_BUILD_DIR     where apps/nmt-train is (default build-current/, the CUDA LibTorch line;
+#                     a cluster's own build: docs/cluster.md)
 #   NMT_TRAIN_ARGS    more nmt-train arguments, split on spaces (e.g. "--set train.max_steps=1000")
 #   NMT_TRACKER_URL, NMT_TRACKER_TOKEN_FILE   report to an nmt-trackerd (docs/slurm.md)
 #   NMT_TRACKER_PORT_FILE                     or to one on the job's node, by its port file
@@ -39,8 +43,9 @@ data=${NMT_DATA:?set NMT_DATA to the nmt-preprocess shard directory}
 run_dir=${NMT_RUN_DIR:-$root/runs/${SLURM_JOB_NAME:-train}-${SLURM_JOB_ID}}
 device=${NMT_DEVICE:-cuda}
 cpus=${SLURM_CPUS_PER_TASK:-1}
-bin=${NMT_BUILD_DIR:-$root/build}/apps
-[[ -x "$bin/nmt-train" ]] || { echo "no nmt-train in $bin (set NMT_BUILD_DIR)" >&2; exit 1; }
+build=${NMT_BUILD_DIR:-$root/build-current}
+bin=$build/apps
+"$root/jobs/check_build.sh" train.sh "$build" "$device" || exit 1
 
 log() { echo "$(date -u +%FT%TZ) job $SLURM_JOB_ID: $*"; }
 
@@ -86,6 +91,11 @@ fi
 case $status in
   0) log "training finished" ;;
   75) log "nmt-train checkpointed and stopped (preempted)" ;;
-  *) log "nmt-train failed (status $status)" ;;
+  130) log "nmt-train checkpointed and stopped (killed)" ;;
+  *)
+    log "nmt-train failed (status $status)"
+    # A lost node ends the ranks before rank 0 can tell the tracker: say it from here.
+    "$root/jobs/mark_run_failed.sh" "$build" "$run_dir"
+    ;;
 esac
 exit "$status"

@@ -15,7 +15,7 @@
 #                                  starts; where no cluster can run, says why and exits 0
 #   cluster.sh exec DIR NODE CMD...        runs CMD on NODE (login, node1, ...)
 #   cluster.sh crash DIR NODE              kills every process of NODE (its slurmd and jobs)
-#   cluster.sh restart-slurmd DIR NODE     starts NODE's slurmd again (after crash)
+#   cluster.sh restart-slurmd DIR NODE     starts NODE's slurmd again after a crash (if not running)
 # Needs root and Debian's slurm-wlm, munge, Open MPI and iproute2 (jobs/setup.sh installs them).
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -107,7 +107,8 @@ make_node() {
     mount -t tmpfs -o mode=1777 tmpfs /dev/shm
     mount --bind "$2" /etc/hosts
     mkdir -p /tmp/pmix
-    exec -a "nmt-node-$1" sleep infinity' holder "$name" "$dir/hosts" &
+    exec -a "nmt-node-$1" sleep infinity' holder "$name" "$dir/hosts" < /dev/null \
+    >> "$dir/log/node-$name.out" 2>&1 &
   local pid=$!
   wait_for 10 "node $name did not come up" \
     bash -c "[[ \$(nsenter -t $pid -u hostname) == $name ]]"
@@ -166,8 +167,11 @@ CONF
   echo "PMIxCliTmpDirBase=/tmp/pmix" > "$dir/mpi.conf"
 }
 
-start_slurmd() {  # NODE
-  local pid
+start_slurmd() {  # NODE (nothing when its slurmd runs)
+  local pid p
+  for p in $(ip netns pids "$(netns_of "$dir" "$1")" 2> /dev/null); do
+    [[ "$(cat "/proc/$p/comm" 2> /dev/null)" == slurmd ]] && return 0
+  done
   pid=$(holder_of "$dir" "$1")
   nsenter -t "$pid" -n -m -u -- slurmd -D -f "$dir/slurm.conf" -N "$1" \
     >> "$dir/log/slurmd-$1.out" 2>&1 &

@@ -37,7 +37,7 @@ nodes_idle() {
   for _ in $(seq 1 $(($1 * 5))); do
     states=$(ctl sinfo -h -N -o '%N %t' 2> /dev/null | sort -u)
     [[ -n "$states" && -z "$(grep -v ' idle$' <<< "$states")" ]] && return 0
-    grep -E ' (down|drain|drng|drained)\*?$' <<< "$states" | while read -r node _; do
+    { grep -E ' (down|drain|drng|drained)\*?$' <<< "$states" || true; } | while read -r node _; do
       ctl scontrol update nodename="$node" state=resume 2> /dev/null || true
     done
     sleep 0.2
@@ -45,8 +45,8 @@ nodes_idle() {
   fail "the cluster's nodes are not idle after $1 s: $states"
 }
 
-cluster_test_cleanup() {
-  local status=$?
+cluster_test_cleanup() {  # [STATUS]: the test's exit status, when a trap ran something first
+  local status=${1:-$?}
   local job link
   for link in "${cut_links[@]}"; do link_up "$link" 2> /dev/null || true; done
   [[ ${tracker_gone:-0} == 1 ]] && tracker_back 2> /dev/null

@@ -46,18 +46,6 @@ c10::Device select_device(const std::string& name) {
   return device.has_index() ? device : c10::Device(c10::kCUDA, 0);
 }
 
-c10::Device device_for_rank(int local_rank, int visible) {
-  if (visible < 1) throw std::invalid_argument("no GPU is visible to this rank");
-  if (visible == 1) return c10::Device(c10::kCUDA, 0);
-  if (local_rank < 0 || local_rank >= visible) {
-    throw std::invalid_argument(fmt::format(
-        "local rank {} has no GPU of its own: {} are visible on its node (start at most one rank "
-        "per GPU, e.g. mpirun -np {} or srun --gpus-per-task=1)",
-        local_rank, visible, visible));
-  }
-  return c10::Device(c10::kCUDA, static_cast<c10::DeviceIndex>(local_rank));
-}
-
 std::string describe_device(const c10::Device& device) {
   if (device.is_cpu()) return fmt::format("cpu ({} threads)", at::get_num_threads());
   return fmt::format("{} (of {} GPUs)", device.str(), torch::cuda::device_count());

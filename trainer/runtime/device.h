@@ -16,11 +16,7 @@ c10::Device select_device(const std::string& name);
 // For command-line checks (nmt::parsed_by), so that a misspelt --device is an argument error.
 void check_device_name(const std::string& name);
 
-// One GPU per rank: the device of the rank that is `local_rank` on its node, when `visible` GPUs
-// are visible to it. A launcher that gives each rank its own GPU (Slurm's --gpus-per-task=1, or
-// CUDA_VISIBLE_DEVICES per rank) leaves one visible: cuda:0, trusting the launcher. Otherwise
-// rank i takes cuda:i, and a rank beyond the visible GPUs is an std::invalid_argument naming it.
-c10::Device device_for_rank(int local_rank, int visible);
+// Which GPU each rank of a node takes: device_assignment.h (no LibTorch there).
 
 // A one-line description: "cpu (2 threads)" or "cuda:0 (of 8 GPUs)".
 std::string describe_device(const c10::Device& device);

@@ -30,6 +30,8 @@ std::optional<RunIdentity> read_run_identity(const std::string& run_dir) {
     const auto json = nlohmann::json::parse(text.str());
     identity.uid = json.at("uid").get<std::string>();
     identity.attempt = json.at("attempt").get<int>();
+    identity.world_size = json.value("world_size", 0);
+    identity.hosts = json.value("hosts", std::vector<std::string>{});
   } catch (const std::exception& e) {
     throw std::runtime_error(fmt::format(
         "{}: not a run identity ({}); delete it to register the run as a new one", path, e.what()));
@@ -49,11 +51,15 @@ RunIdentity next_run_identity(const std::string& run_dir, bool resume) {
       return *stored;
     }
   }
-  return RunIdentity{tracker::generate_run_uid(), 1};
+  RunIdentity fresh;
+  fresh.uid = tracker::generate_run_uid();
+  return fresh;
 }
 
 void write_run_identity(const std::string& run_dir, const RunIdentity& identity) {
-  const nlohmann::json json = {{"uid", identity.uid}, {"attempt", identity.attempt}};
+  nlohmann::json json = {{"uid", identity.uid}, {"attempt", identity.attempt}};
+  if (identity.world_size > 0) json["world_size"] = identity.world_size;
+  if (!identity.hosts.empty()) json["hosts"] = identity.hosts;
   write_file_atomically(identity_path(run_dir), json.dump(2) + "\n");
 }
 

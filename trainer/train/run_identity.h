@@ -7,6 +7,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace nmt::train {
 
@@ -15,6 +16,9 @@ inline constexpr const char* kRunIdentityFile = "run.json";
 struct RunIdentity {
   std::string uid;  // tracker::generate_run_uid(): 32 hex digits
   int attempt = 1;  // 1 for the fresh run, +1 per resume
+  // Where this attempt runs (written for people and tools to read; not part of the identity):
+  int world_size = 0;              // MPI ranks; 0: not recorded
+  std::vector<std::string> hosts;  // the ranks' distinct hosts, rank 0's first
 };
 
 // RUN_DIR/run.json, or nullopt when there is none. Throws std::runtime_error naming the file when

@@ -4,7 +4,6 @@
 #include <yaml-cpp/yaml.h>
 
 #include <filesystem>
-#include <fstream>
 #include <optional>
 
 #include "common/sha256.h"
@@ -24,21 +23,6 @@ tracker::api::ParamValue scalar_param(const YAML::Node& node) {
   } catch (const std::exception&) {
   }
   return text;
-}
-
-std::string read_trimmed(const std::string& path, const char* what) {
-  std::ifstream in(path);
-  if (!in) throw std::runtime_error(path + ": cannot read the tracker " + what);
-  std::string text;
-  std::getline(in, text);
-  while (!text.empty() && (text.back() == '\n' || text.back() == '\r' || text.back() == ' '))
-    text.pop_back();
-  return text;
-}
-
-std::string tracker_url(const TrackerConfig& t) {
-  if (!t.url.empty()) return t.url;
-  return "http://127.0.0.1:" + read_trimmed(t.port_file, "port file");
 }
 
 }  // namespace
@@ -66,11 +50,12 @@ tracker::api::Params flatten_params(const RunConfig& config, std::int64_t parame
 
 namespace {
 
-tracker::ClientOptions client_options(const TrackerConfig& t, const std::string& spool_dir,
-                                      int rank) {
+tracker::ClientOptions client_options(const tracker::DaemonAddress& daemon,
+                                      const std::string& spool_dir, int rank) {
   tracker::ClientOptions options;
-  options.url = tracker_url(t);
-  if (!t.token_file.empty()) options.token = read_trimmed(t.token_file, "token file");
+  options.url = daemon.url;
+  options.token = daemon.token;
+  options.ca_file = daemon.ca_file;
   options.rank = rank;
   options.spool_path =
       (std::filesystem::path(spool_dir) / fmt::format("tracker-spool-rank{}.jsonl", rank)).string();
@@ -79,18 +64,24 @@ tracker::ClientOptions client_options(const TrackerConfig& t, const std::string&
 
 }  // namespace
 
-std::shared_ptr<tracker::TrackerClient> attach_tracker(const RunConfig& config,
+std::vector<tracker::DaemonSource> daemon_sources(const tracker::DaemonSettings& flags,
+                                                  const TrackerConfig& config) {
+  return {
+      {flags, tracker::kTrainerFlagNames},
+      {{config.url, config.port_file, config.token_file, config.ca_file}, tracker::kConfigNames}};
+}
+
+std::shared_ptr<tracker::TrackerClient> attach_tracker(const tracker::DaemonAddress& daemon,
                                                        const std::string& run_dir,
                                                        const std::string& spool_dir) {
-  const auto& t = config.tracker;
   const auto identity = read_run_identity(run_dir);
   if (!identity) {
     throw std::runtime_error(fmt::format(
         "{}: no {} there, so no tracked run to record in (pass the training run's directory)",
         run_dir, kRunIdentityFile));
   }
-  const auto options = client_options(t, spool_dir, 0);
-  tracker::TrackerReader reader({options.url, options.token}, std::chrono::seconds(10));
+  const auto options = client_options(daemon, spool_dir, 0);
+  tracker::TrackerReader reader(daemon, std::chrono::seconds(10));
   tracker::api::RunQuery query;
   query.uid = identity->uid;
   query.deleted = tracker::api::DeletedRuns::kAll;  // a deleted run is still this run
@@ -112,9 +103,10 @@ std::shared_ptr<tracker::TrackerClient> connect_tracker(const RunConfig& config,
                                                         const std::string& run_dir,
                                                         std::int64_t parameter_count,
                                                         const RunProvenance& provenance,
-                                                        const RunIdentity& identity) {
+                                                        const RunIdentity& identity,
+                                                        const tracker::DaemonAddress& daemon) {
   const auto& t = config.tracker;
-  const auto options = client_options(t, run_dir, provenance.rank);
+  const auto options = client_options(daemon, run_dir, provenance.rank);
   auto client = std::make_shared<tracker::TrackerClient>(options);
   tracker::RunInfo info;
   info.experiment = t.experiment;
@@ -128,15 +120,18 @@ std::shared_ptr<tracker::TrackerClient> connect_tracker(const RunConfig& config,
   info.config = yaml;
   info.config_hash = sha256_hex(yaml);
   info.git_revision = provenance.git_revision;
-  info.host = provenance.host;
+  // The attempt's host: every host of a multi-node run, comma-separated, rank 0's first.
+  std::string hosts = provenance.hosts.empty() ? provenance.host : provenance.hosts.front();
+  for (std::size_t i = 1; i < provenance.hosts.size(); ++i) hosts += "," + provenance.hosts[i];
+  info.host = hosts;
   info.world_size = provenance.world_size;
   info.slurm_job_id = provenance.slurm_job_id;
   info.slurm_array_id = provenance.slurm_array_id;
   info.params = flatten_params(config, parameter_count);
   const auto id = client->start_run(info);
   if (id) {
-    spdlog::info("tracker: run {} ({} / {}, attempt {}) at {}", *id, info.experiment, info.name,
-                 identity.attempt, options.url);
+    spdlog::info("tracker: run {} ({} / {}, attempt {}) at {} (from {})", *id, info.experiment,
+                 info.name, identity.attempt, options.url, daemon.url_from);
   }
   return client;
 }

@@ -2,12 +2,15 @@
 // Connects a training run to nmt-trackerd: registers (or resumes) the run with its resolved
 // config, typed params and provenance, and turns the client into a MetricsSink. The client never
 // blocks training (tracker/client/tracker_client.h); when the daemon is down, points wait in a
-// spool file in the run directory.
+// spool file in the run directory. Where the daemon is comes resolved (tracker::resolve_daemon,
+// called in main from the tool's flags, the config and the environment: daemon_sources below).
 
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
+#include "tracker/client/daemon_address.h"
 #include "tracker/client/tracker_client.h"
 #include "trainer/train/metrics_sink.h"
 #include "trainer/train/run_identity.h"
@@ -17,7 +20,8 @@ namespace nmt::train {
 
 // Where the run comes from, gathered by main (environment, build): the library reads none of it.
 struct RunProvenance {
-  std::string host;
+  std::string host;                // this process's host
+  std::vector<std::string> hosts;  // the distinct hosts of all ranks, rank 0's first
   std::string git_revision;
   std::string slurm_job_id;
   std::string slurm_array_id;
@@ -42,18 +46,25 @@ class TrackerMetricsSink : public MetricsSink {
 // reference.params.
 tracker::api::Params flatten_params(const RunConfig& config, std::int64_t parameter_count);
 
-// Creates the client and registers the run under `identity` (run_identity.h: a fresh run creates
-// a tracked run, a resumed one continues it as its next attempt); the run name defaults to the run
-// directory's name and is a label only, never a key.
+// Where a training tool looks for the daemon, in order: its --tracker-url, --tracker-port-file,
+// --tracker-token-file and --tracker-ca-file (`flags`), then the config's tracker section (the
+// environment comes last, added by tracker::resolve_daemon).
+std::vector<tracker::DaemonSource> daemon_sources(const tracker::DaemonSettings& flags,
+                                                  const TrackerConfig& config);
+
+// Creates the client for `daemon` and registers the run under `identity` (run_identity.h: a fresh
+// run creates a tracked run, a resumed one continues it as its next attempt); the run name
+// defaults to the run directory's name and is a label only, never a key.
 std::shared_ptr<tracker::TrackerClient> connect_tracker(const RunConfig& config,
                                                         const std::string& run_dir,
                                                         std::int64_t parameter_count,
                                                         const RunProvenance& provenance,
-                                                        const RunIdentity& identity);
+                                                        const RunIdentity& identity,
+                                                        const tracker::DaemonAddress& daemon);
 
-// A client attached to the tracked run of `run_dir` (its run.json), which must exist: for
-// recording evaluations after training. Spools under `spool_dir`.
-std::shared_ptr<tracker::TrackerClient> attach_tracker(const RunConfig& config,
+// A client of `daemon` attached to the tracked run of `run_dir` (its run.json), which must exist:
+// for recording evaluations after training. Spools under `spool_dir`.
+std::shared_ptr<tracker::TrackerClient> attach_tracker(const tracker::DaemonAddress& daemon,
                                                        const std::string& run_dir,
                                                        const std::string& spool_dir);
 

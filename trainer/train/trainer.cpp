@@ -64,6 +64,33 @@ double seconds_since(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
 }
 
+// This rank's device, logged by every rank with its host and the reason. A CUDA device goes
+// through runtime::assign_device: the node's ranks take distinct GPUs (cuda:i for local rank i,
+// cuda:0 where Slurm binds one per task), unless train.allow_shared_gpu lets them share.
+c10::Device choose_device(const TrainConfig& t, const dist::Communicator& comm,
+                          const runtime::LauncherVariables& launcher) {
+  c10::Device device = runtime::select_device(t.device);
+  std::string why = "train.device " + t.device;
+  if (device.is_cuda()) {
+    runtime::DeviceRequest request;
+    request.local_rank = comm.local_rank();
+    request.local_size = comm.local_size();
+    request.visible = static_cast<int>(torch::cuda::device_count());
+    if (t.device.find(':') != std::string::npos) request.index = device.index();
+    request.allow_shared = t.allow_shared_gpu;
+    request.launcher = launcher;
+    const auto assignment = runtime::assign_device(request);
+    device = c10::Device(c10::kCUDA, static_cast<c10::DeviceIndex>(assignment.index));
+    why = assignment.reason;
+  } else if (t.device == "auto") {
+    why = "train.device auto, and CUDA is not available";
+  }
+  spdlog::info("rank {} of {} on {} (local rank {} of {}): {}; {}", comm.rank(), comm.size(),
+               comm.rank_names()[static_cast<std::size_t>(comm.rank())], comm.local_rank(),
+               comm.local_size(), device.str(), why);
+  return device;
+}
+
 // Token counts are sums over all ranks; the loss sums are this rank's, on the device, read (and
 // summed over ranks) only when logged; local_* fields are this rank's share, for its own tokens/s.
 struct UpdateStats {
@@ -125,6 +152,7 @@ struct Trainer::Impl {
   std::function<StopReason()> stop_source;         // polled once per update
   std::function<void(const RunConfig&)> on_start;  // with the resolved config, before step one
   Trainer::GradientHook after_backward;            // tests: fault injection
+  runtime::LauncherVariables launcher;             // for the choice of this rank's GPU
 
   void setup(const std::string& resume_from);
   bool time_budget_spent() const;
@@ -150,12 +178,7 @@ struct Trainer::Impl {
 // `resume_from`: the checkpoint a resumed run continues from ("" for a fresh run).
 void Trainer::Impl::setup(const std::string& resume_from) {
   const auto& t = config.train;
-  device = runtime::select_device(t.device);
-  // One GPU per rank: a bare "cuda"/"auto" becomes the local rank's device.
-  if (device.is_cuda() && comm.size() > 1 && t.device.find(':') == std::string::npos) {
-    device =
-        runtime::device_for_rank(comm.local_rank(), static_cast<int>(torch::cuda::device_count()));
-  }
+  device = choose_device(t, comm, launcher);
   if (device.is_cpu()) runtime::configure_cpu_threads(t.threads);
   std::optional<RunConfig> stored;  // the config the resumed checkpoint was trained with
   if (!resume_from.empty()) stored = checkpoint::read_checkpoint_config(resume_from);
@@ -546,6 +569,10 @@ void Trainer::set_after_backward(GradientHook hook) {
 
 void Trainer::set_on_start(std::function<void(const RunConfig&)> on_start) {
   impl_->on_start = std::move(on_start);
+}
+
+void Trainer::set_launcher(runtime::LauncherVariables launcher) {
+  impl_->launcher = std::move(launcher);
 }
 
 TrainResult Trainer::run(bool resume) {

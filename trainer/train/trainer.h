@@ -25,6 +25,7 @@
 #include "preprocess/shard_format.h"
 #include "trainer/checkpoint/checkpoint.h"
 #include "trainer/dist/communicator.h"
+#include "trainer/runtime/device_assignment.h"
 #include "trainer/train/metrics_sink.h"
 #include "trainer/train_config.h"
 
@@ -70,6 +71,9 @@ class Trainer {
   // inject faults (a NaN into a gradient) through it.
   using GradientHook = std::function<void(std::int64_t step, const std::vector<at::Tensor>&)>;
   void set_after_backward(GradientHook hook);
+  // The launcher's variables (nmt-train reads them from the environment), for the choice of this
+  // rank's GPU beside the communicator's local rank (runtime/device_assignment.h). Before run().
+  void set_launcher(runtime::LauncherVariables launcher);
 
  private:
   struct Impl;
