@@ -12,6 +12,7 @@
 #include <iostream>
 #include <optional>
 
+#include "apps/tracker_flags.h"
 #include "common/cli.h"
 #include "eval/analysis_report.h"
 #include "eval/bleu.h"
@@ -215,18 +216,8 @@ int main(int argc, char** argv) {
   app.add_option("--run-dir", o.run_dir,
                  "With --record: the training run directory (its run.json names the tracked run; "
                  "default: the checkpoint's run directory)");
-  app.add_option("--tracker-url", o.tracker.url,
-                 "With --record: the nmt-trackerd at http://HOST:PORT or https://HOST:PORT "
-                 "(beats the checkpoint's tracker.url and NMT_TRACKER_URL)");
-  app.add_option("--tracker-port-file", o.tracker.port_file,
-                 "With --record: the nmt-trackerd of this port file (beats the checkpoint's "
-                 "tracker.port_file)");
-  app.add_option("--tracker-token-file", o.tracker.token_file,
-                 "File holding the tracker's bearer token (beats tracker.token_file and "
-                 "NMT_TRACKER_TOKEN_FILE)");
-  app.add_option("--tracker-ca-file", o.tracker.ca_file,
-                 "PEM CA certificates to verify an https tracker (beats tracker.ca_file and "
-                 "NMT_TRACKER_CA_FILE; default: the system's)");
+  nmt::apps::add_tracker_flags(
+      app, o.tracker, "With --record: ", "the checkpoint's tracker.url or tracker.port_file");
   app.footer(
       "With --record, the tracker: --tracker-url or --tracker-port-file, else the checkpoint's "
       "tracker.url or tracker.port_file, else NMT_TRACKER_URL. Its token: --tracker-token-file, "

@@ -16,6 +16,7 @@
 #include <filesystem>
 #include <iostream>
 
+#include "apps/tracker_flags.h"
 #include "common/cli.h"
 #include "common/stop_signals.h"
 #include "preprocess/shard_format.h"
@@ -248,17 +249,7 @@ int main(int argc, char** argv) {
       ->check(nmt::parsed_by(nmt::runtime::parse_precision));
   app.add_flag("--resume", o.resume, "Continue from the newest checkpoint in --run-dir");
   app.add_flag("--count-params", o.count_params, "Print the model's parameter count and exit");
-  app.add_option("--tracker-url", o.tracker.url,
-                 "Report to the nmt-trackerd at http://HOST:PORT or https://HOST:PORT (beats "
-                 "tracker.url and NMT_TRACKER_URL)");
-  app.add_option("--tracker-port-file", o.tracker.port_file,
-                 "Report to the nmt-trackerd of this port file (on this host)");
-  app.add_option("--tracker-token-file", o.tracker.token_file,
-                 "File holding the tracker's bearer token (beats tracker.token_file and "
-                 "NMT_TRACKER_TOKEN_FILE)");
-  app.add_option("--tracker-ca-file", o.tracker.ca_file,
-                 "PEM CA certificates to verify an https tracker (beats tracker.ca_file and "
-                 "NMT_TRACKER_CA_FILE; default: the system's)");
+  nmt::apps::add_tracker_flags(app, o.tracker, "Report to ", "tracker.url");
   app.footer(kTrackerHelp);
   app.add_option("--experiment", o.experiment, "Tracker experiment (overrides tracker.experiment)");
   app.add_option("--vocab-size", o.vocab_size,

@@ -21,15 +21,13 @@ set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 
 check() {
-  [[ $(id -u) -eq 0 ]] || { echo "skip: a test cluster needs root (namespaces, slurmd)"; return 77; }
+  # Slurm's daemons, clients and PMIx plugin, munge, root: as the one-node test cluster needs.
+  "$here/../slurm/slurm_cluster.sh" check || return $?
   local tool
-  for tool in munged mungekey slurmctld slurmd sbatch srun scontrol sinfo squeue scancel ip \
-    unshare nsenter tc mpirun python3; do
+  for tool in ip unshare nsenter tc mpirun; do
     command -v "$tool" > /dev/null || [[ -x /usr/sbin/$tool ]] ||
       { echo "skip: $tool not found (jobs/setup.sh installs it)"; return 77; }
   done
-  [[ -e /usr/lib/x86_64-linux-gnu/slurm-wlm/mpi_pmix.so || -n "$(srun --mpi=list 2>&1 | grep pmix)" ]] ||
-    { echo "skip: Slurm's PMIx plugin is missing (slurm-wlm-basic-plugins)"; return 77; }
   # Namespaces can be refused in a container without CAP_SYS_ADMIN: try one of each kind.
   local probe="nmtprobe$$"
   ip netns add "$probe" 2> /dev/null || { echo "skip: cannot create a network namespace"; return 77; }
@@ -42,13 +40,8 @@ check() {
   ((ok)) || { echo "skip: cannot create veth pairs or mount/UTS namespaces"; return 77; }
 }
 
-wait_for() {  # SECONDS DESCRIPTION COMMAND...
-  local seconds=$1 what=$2
-  shift 2
-  for _ in $(seq 1 $((seconds * 10))); do "$@" > /dev/null 2>&1 && return 0; sleep 0.1; done
-  echo "cluster: $what within $seconds s; logs in $dir/log" >&2
-  return 1
-}
+# shellcheck source=tests/scripts/wait_for.sh
+source "$here/../scripts/wait_for.sh"
 
 # A /24 in 10.200-249.x.0 that no route of this host's covers (the nodes never reach the host's
 # networks anyway: their namespaces hold only the subnet and loopback).

@@ -11,8 +11,9 @@
 #          whose arrival at the collective never came, and those that arrived, then fell silent)
 #          and their host; node2's ranks name rank 0, silent;
 #   crash  Open MPI: mpirun loses node2's daemon (its connection is closed with the process) and
-#          ends the job within about a second, naming node2 ("Remote daemon ... on node node2"),
-#          before the hang timeout; rank 0 is killed with the others, so jobs/train_mpirun.sh
+#          ends the job within seconds, naming node2 ("Remote daemon ... on node node2", or the
+#          TCP transport's "Peer host: node2" from the ranks that lost their peers), before the
+#          hang timeout; rank 0 is killed with the others, so jobs/train_mpirun.sh
 #          marks the tracked run failed (jobs/mark_run_failed.sh).
 # The tracked run ends "failed"; every checkpoint written loads with its checksums verified.
 # Usage: peer_lost_test.sh BUILD_DIR DATA_DIR CLUSTER_DIR PYTHON link|crash
@@ -70,7 +71,7 @@ if [[ $mode == link ]]; then
 else
   report=$(grep -E "Remote daemon.* on node|Peer host" "$work/run.log" | sort -u || true)
   echo "Open MPI's report: ${report:-none}"
-  grep -q "Remote daemon.* on node node2" <<< "$report" ||
+  grep -qE "(Remote daemon.* on node|Peer host:) +node2$" <<< "$report" ||
     { tail -30 "$work/run.log"; fail "the job's output does not name node2"; }
 fi
 checkpoints_intact "$work/run"

@@ -34,13 +34,8 @@ print(" ".join(str(s.getsockname()[1]) for s in socks))
 PY
 }
 
-wait_for() {  # SECONDS DESCRIPTION COMMAND...
-  local seconds=$1 what=$2
-  shift 2
-  for _ in $(seq 1 $((seconds * 10))); do "$@" > /dev/null 2>&1 && return 0; sleep 0.1; done
-  echo "slurm_cluster: $what within $seconds s; logs in $dir/log" >&2
-  return 1
-}
+# shellcheck source=tests/scripts/wait_for.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../scripts/wait_for.sh"
 
 write_conf() {
   local node=$1 ctld_port=$2 d_port=$3 cpus
