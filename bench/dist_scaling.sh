@@ -25,7 +25,13 @@ steps=${STEPS:-40}
 config=${CONFIG:-$root/configs/multi30k.yaml}
 skip=$(( steps / 4 ))  # warm-up steps left out of the averages
 [[ -f "$shards/manifest.json" ]] || { echo "no shards at $shards (run jobs/quickstart.sh first)"; exit 1; }
-work=$(mktemp -d)
+# The nodes' /tmp are their own: with --nodes the cluster and the runs live under runs/.
+if ((nodes > 0)); then
+  mkdir -p "$root/runs"
+  work=$(mktemp -d "$root/runs/dist-scaling.XXXXXX")
+else
+  work=$(mktemp -d)
+fi
 trap 'rm -rf "$work"' EXIT
 [[ $EUID -eq 0 ]] && export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 
@@ -57,6 +63,7 @@ if ((nodes > 0)); then
   cluster=$work/cluster
   "$root/tests/cluster/cluster.sh" start "$cluster" "$nodes" > /dev/null
   trap '"$root/tests/cluster/cluster.sh" stop "$cluster" > /dev/null; rm -rf "$work"' EXIT
+  trap 'exit 130' INT TERM
   source "$cluster/env"
   on() { "$root/tests/cluster/cluster.sh" exec "$cluster" "$@"; }
   port() { awk -v n="$1" '$1 == n { print $5 }' "$cluster/nodes"; }
@@ -77,8 +84,8 @@ if ((nodes > 0)); then
       --set "train.max_steps=$steps" --set train.validate_every=0 --set checkpoint.every_steps=0 \
       --set train.log_every=1 --set "dist.overlap=$3" --set train.update_batches=0 > "$work/$1.out"
   }
-  params=$("$build/apps/nmt-train" --config "$config" --data "$shards" --count-params |
-    grep -o '[0-9][0-9,]*' | head -1 | tr -d ,)
+  params=$(on node1 "$build/apps/nmt-train" --config "$config" --data "$shards" --count-params \
+    --log-level warn | tail -1 | tr -dc 0-9)
   echo "config $config, $steps steps (first $skip left out), $nodes nodes x 1 rank x 1 thread," \
     "$params parameters ($((params * 4 / 1000000)) MB of fp32 gradients)"
   on node1 "$build/apps/nmt-train" --config "$config" --data "$shards" --run-dir "$work/one" \

@@ -177,6 +177,12 @@ start() {
   check || exit $?
   mkdir -p "$dir"
   dir=$(cd "$dir" && pwd)
+  # Every node has a /tmp and /dev/shm of its own: the cluster's files must be elsewhere.
+  case $dir/ in /tmp/* | /dev/shm/*)
+    echo "cluster: $dir is under /tmp or /dev/shm, which each node has of its own; give a folder" \
+      "on the shared file system" >&2
+    exit 2 ;;
+  esac
   [[ ! -s "$dir/pids" && ! -s "$dir/netns" ]] ||
     { echo "cluster: $dir has a cluster already (stop it first)" >&2; exit 1; }
   rm -rf "$dir/munge" "$dir/state" "$dir/spool" "$dir/run" "$dir/log" "$dir/env" "$dir/nodes"

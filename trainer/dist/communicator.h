@@ -7,6 +7,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -49,7 +50,9 @@ class Communicator {
   std::vector<double> gather(double value, int root = 0) const;  // meaningful on root
   void barrier() const;
 
-  // A started all-reduce (sum, in place) that completes in wait_all or when test says so.
+  // A started all-reduce (sum, in place) that completes in wait_all or when test says so. Above
+  // 4 MiB it runs as a chain of 1 MiB pieces, started in order behind those of earlier all-reduces
+  // and advanced by test and wait_all; the buffer must stay alive and untouched until it completes.
   class Request {
    public:
     Request();
@@ -88,8 +91,12 @@ class Communicator {
     const Communicator& comm_;
   };
 
-  // Ends every rank of the job at once, after logging `message` as critical.
+  // Ends every rank of the job at once, after logging `message` as critical and calling the
+  // abort hook (if set) with it.
   [[noreturn]] static void abort_job(const std::string& message, int code = 3);
+  // Called by abort_job before the job ends, on the aborting rank: a last chance to record why
+  // (rank 0 marks its tracked run failed). It must not throw and should finish in a few seconds.
+  static void set_abort_hook(std::function<void(const std::string& message)> hook);
 
   // Seconds spent waiting in collectives since the last call (then reset).
   double take_wait_seconds() const;

@@ -1,6 +1,8 @@
 #pragma once
 // MPI start-up and shutdown (RAII, one per process, in main). Launched by mpirun or srun; a single
-// process without a launcher is a world of size 1. The collectives live in Communicator.
+// process without a launcher is a world of size 1. Before MPI_Init it chooses Open MPI's
+// non-blocking all-reduce algorithm unless the user did (mpi_context.cpp says why). The
+// collectives live in Communicator.
 
 #include <stdexcept>
 #include <string>
