@@ -175,14 +175,14 @@ start() {
   local nodes=${1:-2}
   [[ $nodes =~ ^[1-4]$ ]] || { echo "cluster: 1 to 4 nodes, not '$nodes'" >&2; exit 2; }
   check || exit $?
-  mkdir -p "$dir"
-  dir=$(cd "$dir" && pwd)
+  dir=$(realpath -m "$dir")
   # Every node has a /tmp and /dev/shm of its own: the cluster's files must be elsewhere.
   case $dir/ in /tmp/* | /dev/shm/*)
     echo "cluster: $dir is under /tmp or /dev/shm, which each node has of its own; give a folder" \
       "on the shared file system" >&2
     exit 2 ;;
   esac
+  mkdir -p "$dir"
   [[ ! -s "$dir/pids" && ! -s "$dir/netns" ]] ||
     { echo "cluster: $dir has a cluster already (stop it first)" >&2; exit 1; }
   rm -rf "$dir/munge" "$dir/state" "$dir/spool" "$dir/run" "$dir/log" "$dir/env" "$dir/nodes"
