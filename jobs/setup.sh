@@ -27,6 +27,10 @@ PACKAGES=(
   # A one-node Slurm cluster for the tests (tests/slurm/, started in a temporary folder, never as
   # a system service); basic-plugins holds srun's PMIx plugin (mpi_pmix_v4) used by jobs/slurm/.
   slurm-wlm slurm-wlm-basic-plugins munge
+  # The simulated multi-node cluster (tests/cluster/): namespaces, veth pairs, a bridge and tc's
+  # tbf (iproute2), nsenter and unshare (util-linux), a throwaway CA for the tracker's TLS
+  # (openssl).
+  iproute2 util-linux openssl
 )
 
 if [[ "${NMT_SKIP_SETUP:-0}" == "1" ]]; then
