@@ -40,8 +40,8 @@ check() {
   ((ok)) || { echo "skip: cannot create veth pairs or mount/UTS namespaces"; return 77; }
 }
 
-# shellcheck source=tests/scripts/wait_for.sh
-source "$here/../scripts/wait_for.sh"
+# shellcheck source=tests/scripts/test_cluster_lib.sh
+source "$here/../scripts/test_cluster_lib.sh"
 
 # A /24 in 10.200-249.x.0 that no route of this host's covers (the nodes never reach the host's
 # networks anyway: their namespaces hold only the subnet and loopback).
@@ -117,38 +117,11 @@ ClusterName=nmtcluster
 SlurmctldHost=login($subnet.1)
 SlurmctldPort=6817
 SlurmdPort=6818
-SlurmUser=root
-SlurmdUser=root
-AuthType=auth/munge
-CredType=cred/munge
-AuthInfo=socket=$dir/munge/munge.socket,cred_expire=5
-StateSaveLocation=$dir/state
-SlurmdSpoolDir=$dir/spool/slurmd-%n
-SlurmctldPidFile=$dir/run/slurmctld.pid
 SlurmdPidFile=$dir/run/slurmd-%n.pid
-SlurmctldLogFile=$dir/log/slurmctld.log
 SlurmdLogFile=$dir/log/slurmd-%n.log
-SlurmctldDebug=info
-SlurmdDebug=info
-ProctrackType=proctrack/linuxproc
-TaskPlugin=task/none
-SelectType=select/cons_tres
-SelectTypeParameters=CR_Core
-SchedulerType=sched/builtin
-SchedulerParameters=sched_interval=1
-MpiDefault=none
-ReturnToService=2
 SlurmdTimeout=10
-KillWait=30
-JobRequeue=1
-MinJobAge=3600
-MaxJobCount=10000
-InactiveLimit=0
-FirstJobId=$((RANDOM % 900 * 1000 + 1000))
 TmpFS=/tmp
-JobCompType=jobcomp/none
-AccountingStorageType=accounting_storage/none
-JobAcctGatherType=jobacct_gather/none
+$(slurm_conf_common "$dir")
 CONF
   local i
   for i in $(seq 1 "$nodes"); do

@@ -34,8 +34,8 @@ print(" ".join(str(s.getsockname()[1]) for s in socks))
 PY
 }
 
-# shellcheck source=tests/scripts/wait_for.sh
-source "$(dirname "${BASH_SOURCE[0]}")/../scripts/wait_for.sh"
+# shellcheck source=tests/scripts/test_cluster_lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../scripts/test_cluster_lib.sh"
 
 write_conf() {
   local node=$1 ctld_port=$2 d_port=$3 cpus
@@ -46,37 +46,10 @@ ClusterName=nmttest
 SlurmctldHost=$node(127.0.0.1)
 SlurmctldPort=$ctld_port
 SlurmdPort=$d_port
-SlurmUser=root
-SlurmdUser=root
-AuthType=auth/munge
-CredType=cred/munge
-AuthInfo=socket=$dir/munge/munge.socket,cred_expire=5
-StateSaveLocation=$dir/state
-SlurmdSpoolDir=$dir/spool/slurmd-%n
-SlurmctldPidFile=$dir/run/slurmctld.pid
 SlurmdPidFile=$dir/run/slurmd.pid
-SlurmctldLogFile=$dir/log/slurmctld.log
 SlurmdLogFile=$dir/log/slurmd.log
-SlurmctldDebug=info
-SlurmdDebug=info
-ProctrackType=proctrack/linuxproc
-TaskPlugin=task/none
-SelectType=select/cons_tres
-SelectTypeParameters=CR_Core
-SchedulerType=sched/builtin
-SchedulerParameters=sched_interval=1
-MpiDefault=none
-ReturnToService=2
-KillWait=30
-JobRequeue=1
-MinJobAge=3600
-MaxJobCount=10000
-InactiveLimit=0
-FirstJobId=$((RANDOM % 900 * 1000 + 1000))
 TmpFS=$dir/tmp
-JobCompType=jobcomp/none
-AccountingStorageType=accounting_storage/none
-JobAcctGatherType=jobacct_gather/none
+$(slurm_conf_common "$dir")
 NodeName=$node NodeAddr=127.0.0.1 CPUs=$cpus State=UNKNOWN
 PartitionName=test Nodes=$node Default=YES MaxTime=INFINITE State=UP OverSubscribe=NO
 CONF
