@@ -135,6 +135,16 @@ std::vector<std::string> tls_flags(const testing::TempDir& dir, const std::strin
   return {"--tls-cert", dir.file(prefix + ".crt"), "--tls-key", dir.file(prefix + ".key")};
 }
 
+// A server certificate for 127.0.0.1 and localhost from `pki`, and the token "s3cret-token" in
+// dir/token: the daemon's flags for both.
+std::vector<std::string> tls_and_token_flags(const testing::TempDir& dir, const TestPki& pki) {
+  pki.issue("server", "IP:127.0.0.1,DNS:localhost");
+  testing::write_text(dir.file("token"), "s3cret-token\n");
+  auto flags = tls_flags(dir, "server");
+  flags.insert(flags.end(), {"--token-file", dir.file("token")});
+  return flags;
+}
+
 std::string https_url(const Daemon& daemon, const std::string& host = "127.0.0.1") {
   return "https://" + host + ":" + std::to_string(daemon.port());
 }
@@ -275,11 +285,7 @@ TEST(TrackerTls, CertificateOfAnotherCaOrAnotherHostIsRefusedWithTheReason) {
 TEST(TrackerTls, TokenIsRequiredOverTls) {
   testing::TempDir dir;
   const TestPki pki(dir, "main");
-  pki.issue("server", "IP:127.0.0.1,DNS:localhost");
-  testing::write_text(dir.file("token"), "s3cret-token\n");
-  auto flags = tls_flags(dir, "server");
-  flags.insert(flags.end(), {"--token-file", dir.file("token")});
-  Daemon daemon(dir.path(), 0, flags);
+  Daemon daemon(dir.path(), 0, tls_and_token_flags(dir, pki));
 
   const std::string run = R"({"experiment":"e","name":"r"})";
   const auto status = [&](const std::string& token) {
@@ -327,11 +333,7 @@ TEST(TrackerTls, LimitsHoldOverTls) {
 TEST(TrackerTls, RefusedTokenIsLoggedNamingTheDaemonAndTheSpoolKeepsThePoints) {
   testing::TempDir dir;
   const TestPki pki(dir, "main");
-  pki.issue("server", "IP:127.0.0.1,DNS:localhost");
-  testing::write_text(dir.file("token"), "s3cret-token\n");
-  auto flags = tls_flags(dir, "server");
-  flags.insert(flags.end(), {"--token-file", dir.file("token")});
-  Daemon daemon(dir.path(), 0, flags);
+  Daemon daemon(dir.path(), 0, tls_and_token_flags(dir, pki));
 
   auto options = options_for(https_url(daemon), dir);
   options.ca_file = pki.ca_file();
