@@ -14,7 +14,9 @@
 #    1e-7 here. Training amplifies rounding step by step (it reaches 1e-5 some 60 steps later), so
 #    the window is kept short; a resume that lost the data position, the schedule or Adam's
 #    moments moves the losses by percents at once.
-# Parameters are not compared, for the reason equivalence_test.sh gives.
+# Parameters are not compared, for the reason equivalence_test.sh gives. The tracker on the login
+# node holds one run of two attempts: the first preempted on both nodes, the second finished on
+# node1.
 # Usage: requeue_drained_test.sh BUILD_DIR DATA_DIR CLUSTER_DIR PYTHON
 set -euo pipefail
 # shellcheck source=tests/cluster/cluster_test_lib.sh
@@ -22,6 +24,8 @@ source "$(dirname "${BASH_SOURCE[0]}")/cluster_test_lib.sh"
 cluster_test_init "$@"
 undrain() { ctl scontrol update nodename=node2 state=resume 2> /dev/null || true; }
 trap 's=$?; undrain; cluster_test_cleanup $s' EXIT
+start_tracker
+export NMT_TRACKER_URL=$tracker_url NMT_TRACKER_TOKEN_FILE=$work/token
 steps=120
 tiny_config "$work/tiny.yaml" "$steps"
 sed -i 's/log_every: 5/log_every: 1, precision: fp32, lr_factor: 0.1/' "$work/tiny.yaml"
@@ -29,7 +33,8 @@ sed -i 's/log_every: 5/log_every: 1, precision: fp32, lr_factor: 0.1/' "$work/ti
 reference=$(submit base-1node.sbatch "$work/reference" "$work/tiny.yaml" --nodes=2 --ntasks-per-node=2)
 wait_job_state "$reference" COMPLETED 150
 
-job=$(submit base-1node.sbatch "$work/run" "$work/tiny.yaml" --nodes=1-2 --ntasks-per-node=2)
+job=$(NMT_TRAIN_ARGS="--experiment requeued" submit base-1node.sbatch "$work/run" \
+  "$work/tiny.yaml" --nodes=1-2 --ntasks-per-node=2)
 wait_step "$work/run" 20 90
 out=$work/slurm/transformer-base-$job.out
 grep -q "4 rank(s) on 2 node(s)" "$out" || { cat "$out"; fail "the job did not start on 2 nodes"; }
@@ -62,4 +67,13 @@ print(f"train/loss: steps 1-{resumed} bit for bit; the 20 steps after the resume
 assert worst <= 1e-4, worst
 PY
   fail "the resumed run differs"
+tracked_run requeued > "$work/run.json"
+"$python" - "$work/run.json" <<'PY' || fail "the tracked run"
+import json, sys
+run = json.load(open(sys.argv[1]))
+attempts = [(a["attempt"], a["status"], a["world_size"], a["host"]) for a in run["attempts"]]
+assert run["status"] == "finished", run["status"]
+assert attempts == [(1, "preempted", 4, "node1,node2"), (2, "finished", 2, "node1")], attempts
+print("tracked run: attempt 1 preempted on node1,node2 (4 ranks), attempt 2 finished on node1 (2)")
+PY
 echo ok

@@ -10,7 +10,7 @@ set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/cluster_test_lib.sh"
 cluster_test_init "$@"
 start_tracker
-tiny_config "$work/tiny.yaml" 300 "tracker: {experiment: outage}"
+CHECKPOINT_EVERY=50 tiny_config "$work/tiny.yaml" 300 "tracker: {experiment: outage}"
 sed -i 's/log_every: 5/log_every: 2/' "$work/tiny.yaml"
 hostfile "$work/two-nodes" 2 2
 NMT_TRACKER_URL=$tracker_url NMT_TRACKER_TOKEN_FILE=$work/token \
@@ -29,6 +29,7 @@ status=0
 wait "$job_pid" || status=$?
 ((status == 0)) || { tail -20 "$work/run.log"; fail "the training failed (status $status)"; }
 
+checkpoints_intact "$work/run"
 run=$(tracker_get "/api/runs?experiment=outage" | "$python" -c 'import json,sys; print(json.load(sys.stdin)["runs"][0]["run_id"])')
 tracker_get "/api/runs/$run/metrics?key=train/loss&rank=0" > "$work/tracked.json"
 tracker_get "/api/runs/$run" > "$work/run.json"
