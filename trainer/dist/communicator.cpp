@@ -15,20 +15,15 @@
 #include <climits>
 #include <cstdlib>
 #include <deque>
-#include <set>
 #include <thread>
 #include <utility>
 
+#include "trainer/dist/communicator_state.h"
 #include "trainer/dist/mpi_context.h"
 
 namespace nmt::dist {
 namespace {
 
-using Clock = std::chrono::steady_clock;
-constexpr int kArrivalTag = 7301;
-constexpr int kHeartbeatTag = 7302;
-constexpr std::chrono::seconds kHeartbeatEvery{1};
-constexpr std::size_t kNameBytes = 96;
 // An all-reduce of more than kWholeBytes runs as a chain of MPI_Iallreduce pieces of kPieceBytes,
 // at most kPiecesInFlight at a time. Measured on the 2-core Xeon, 2 ranks, libnbc's ring: one
 // 64 MiB MPI_Iallreduce took 31 ms, 1-4 MiB pieces 16-18 ms (256 MiB: 120 ms against 60-80 ms),
@@ -80,117 +75,6 @@ std::size_t element_bytes(ElementType type) {
 struct Communicator::Request::Handle {
   std::shared_ptr<std::size_t> left;  // pieces of the all-reduce not completed yet
 };
-
-// Everything about the group. The arrival bookkeeping: before each collective, every rank sends
-// its collective number to rank 0 and rank 0 sends its own to every rank; a wait that runs past
-// the hang timeout checks which of those messages never came.
-struct Communicator::State {
-  MPI_Comm comm = MPI_COMM_SELF;
-  int rank = 0, size = 1, local_rank = 0, local_size = 1;
-  std::vector<std::string> names;
-  bool watching = false;
-  HangOptions hang;
-  int long_waits = 0;
-  std::int64_t step = -1;
-  std::int64_t sequence = 0;  // collectives announced so far
-  // A small point-to-point message in flight; its buffer lives as long as the request.
-  struct Message {
-    MPI_Request request = MPI_REQUEST_NULL;
-    int from = -1;  // the sender, for receives; -1 for sends
-    std::int64_t value = 0;
-    bool seen = false;  // a receive found complete: counts as hearing from the sender
-  };
-  using Messages = std::vector<std::unique_ptr<Message>>;
-  Messages arrivals;   // of the current collective: sends, and receives from each peer
-  Messages lingering;  // earlier messages not completed yet (never waited for: a peer may hang)
-  Messages beats;      // heartbeats sent, not completed yet
-  // All-reduce pieces, started strictly in the order they were queued: MPI requires the same
-  // order of collectives on every rank, and when a piece starts depends on local timing.
-  struct Piece {
-    char* data = nullptr;
-    int count = 0;
-    MPI_Datatype type = MPI_DATATYPE_NULL;
-    std::shared_ptr<std::size_t> left;  // its all-reduce's pieces not completed yet
-  };
-  std::deque<Piece> queued;
-  std::vector<MPI_Request> flying;  // started pieces, with their all-reduce's count alongside
-  std::vector<std::shared_ptr<std::size_t>> flying_left;
-  std::vector<int> landed;  // MPI_Testsome's indices, kept to spare an allocation per test
-  std::string what;
-  double wait_seconds = 0.0;
-  Clock::time_point last_beat{}, last_drain{};
-  std::vector<Clock::time_point> last_heard;  // per rank: its latest heartbeat (rank 0 and peers)
-
-  // A LongWait is the others waiting for rank 0's solo work. Rank 0 itself keeps the short
-  // limit: the others have nothing to do but arrive, so one that does not is hung.
-  double limit() const {
-    return long_waits > 0 && rank != 0 ? hang.long_timeout_s : hang.timeout_s;
-  }
-  void announce(const char* label);
-  // Before a collective other than an all-reduce: queued all-reduce pieces start first, so the
-  // collectives start in the same order on every rank.
-  void begin(const char* label) {
-    advance(queued.size() + flying.size());
-    announce(label);
-  }
-  void wait(MPI_Request* requests, int count, const char* label);
-  template <typename Done>
-  void wait_until(Done&& done);
-  void advance(std::size_t in_flight);
-  bool arrived(Message& m);
-  std::vector<std::string> silent_peers(double silence_s);
-  void abort_if_silent(double waited_s, double silence_s);
-  void overdue(double waited_s);
-  void pulse();
-  static void forget_completed(Messages& messages) {
-    for (auto& m : messages) {
-      int done = 0;
-      check_mpi(MPI_Test(&m->request, &done, MPI_STATUS_IGNORE), "MPI_Test(message)");
-      if (done) m.reset();
-    }
-    messages.erase(std::remove(messages.begin(), messages.end(), nullptr), messages.end());
-  }
-  double silent_seconds(int r) const {
-    return std::chrono::duration<double>(Clock::now() - last_heard[static_cast<std::size_t>(r)])
-        .count();
-  }
-  // The collective being waited for, for hang reports.
-  std::string where(double waited_s) const {
-    return fmt::format("collective '{}' #{} at step {}, waited {:.0f} s", what, sequence, step,
-                       waited_s);
-  }
-  std::string describe(int r) const {
-    return fmt::format("rank {} ({})", r, r < static_cast<int>(names.size()) ? names[r] : "?");
-  }
-  std::string host_of(int r) const {  // names are "host:pid"
-    if (r >= static_cast<int>(names.size())) return "?";
-    return names[static_cast<std::size_t>(r)].substr(0,
-                                                     names[static_cast<std::size_t>(r)].rfind(':'));
-  }
-};
-
-void Communicator::State::announce(const char* label) {
-  what = label;
-  if (!watching || size == 1) return;
-  for (auto& m : arrivals) lingering.push_back(std::move(m));
-  arrivals.clear();
-  forget_completed(lingering);
-  ++sequence;
-  const int peers = rank == 0 ? size - 1 : 1;
-  for (int i = 0; i < peers; ++i) {
-    const int peer = rank == 0 ? i + 1 : 0;
-    auto recv = std::make_unique<Message>();
-    recv->from = peer;
-    check_mpi(MPI_Irecv(&recv->value, 1, MPI_INT64_T, peer, kArrivalTag, comm, &recv->request),
-              "MPI_Irecv(arrival)");
-    arrivals.push_back(std::move(recv));
-    auto send = std::make_unique<Message>();
-    send->value = sequence;
-    check_mpi(MPI_Isend(&send->value, 1, MPI_INT64_T, peer, kArrivalTag, comm, &send->request),
-              "MPI_Isend(arrival)");
-    arrivals.push_back(std::move(send));
-  }
-}
 
 void Communicator::State::wait(MPI_Request* requests, int count, const char* label) {
   wait_until([&] {
@@ -252,136 +136,6 @@ void Communicator::State::advance(std::size_t in_flight) {
     flying.push_back(request);
     flying_left.push_back(piece.left);
     queued.pop_front();
-  }
-}
-
-// While a rank waits it sends a heartbeat every second (to rank 0; rank 0 to every rank) and
-// notes the heartbeats it receives: a rank that arrived at a collective and then stopped (frozen,
-// or stuck inside MPI) falls silent, and the wait that times out can name it.
-void Communicator::State::pulse() {
-  if (!watching || size == 1) return;
-  const auto now = Clock::now();
-  if (now - last_beat >= kHeartbeatEvery) {
-    last_beat = now;
-    forget_completed(beats);
-    // Never blocking: a frozen peer must not freeze this rank. Few beats pile up meanwhile.
-    if (beats.size() < 16 * static_cast<std::size_t>(size)) {
-      for (int peer = 0; peer < size; ++peer) {
-        if (peer == rank || (rank != 0 && peer != 0)) continue;
-        auto beat = std::make_unique<Message>();
-        beat->value = sequence;
-        check_mpi(
-            MPI_Isend(&beat->value, 1, MPI_INT64_T, peer, kHeartbeatTag, comm, &beat->request),
-            "MPI_Isend(heartbeat)");
-        beats.push_back(std::move(beat));
-      }
-    }
-  }
-  if (now - last_drain < std::chrono::milliseconds(10)) return;
-  last_drain = now;
-  for (;;) {
-    int pending = 0;
-    MPI_Status status;
-    check_mpi(MPI_Iprobe(MPI_ANY_SOURCE, kHeartbeatTag, comm, &pending, &status),
-              "MPI_Iprobe(heartbeat)");
-    if (!pending) break;
-    std::int64_t sequence_there = 0;
-    check_mpi(MPI_Recv(&sequence_there, 1, MPI_INT64_T, status.MPI_SOURCE, kHeartbeatTag, comm,
-                       MPI_STATUS_IGNORE),
-              "MPI_Recv(heartbeat)");
-    last_heard[static_cast<std::size_t>(status.MPI_SOURCE)] = now;
-  }
-  for (auto& m : arrivals) {
-    if (m->from >= 0 && !m->seen) arrived(*m);  // notes when each peer got here
-  }
-}
-
-// Whether the peer's arrival message for the current collective came. The moment it is first
-// found counts as hearing from the peer, so a heartbeat not drained yet cannot make it look silent.
-bool Communicator::State::arrived(Message& m) {
-  int done = 0;
-  check_mpi(MPI_Test(&m.request, &done, MPI_STATUS_IGNORE), "MPI_Test(arrival)");
-  if (done && !m.seen) {
-    m.seen = true;
-    auto& heard = last_heard[static_cast<std::size_t>(m.from)];
-    heard = std::max(heard, Clock::now());
-  }
-  return done != 0;
-}
-
-// The peers that arrived at the current collective and then fell silent: frozen inside it.
-std::vector<std::string> Communicator::State::silent_peers(double silence_s) {
-  std::vector<std::string> silent;
-  for (auto& m : arrivals) {
-    if (m->from >= 0 && arrived(*m) && silent_seconds(m->from) > silence_s) {
-      silent.push_back(
-          fmt::format("{} (silent for {:.0f} s)", describe(m->from), silent_seconds(m->from)));
-    }
-  }
-  return silent;
-}
-
-void Communicator::State::abort_if_silent(double waited_s, double silence_s) {
-  const auto silent = silent_peers(silence_s);
-  if (silent.empty()) return;
-  std::set<std::string> hosts;
-  for (auto& m : arrivals) {
-    if (m->from >= 0 && m->seen && silent_seconds(m->from) > silence_s)
-      hosts.insert(host_of(m->from));
-  }
-  Communicator::abort_job(
-      fmt::format("{} arrived but stopped responding ({}): it is hung; host(s) "
-                  "{}; aborting the job from {}",
-                  fmt::join(silent, ", "), where(waited_s), fmt::join(hosts, ", "), describe(rank)),
-      3);
-}
-
-// Called from a wait past the limit. Rank 0 names the ranks that never announced this
-// collective and aborts; other ranks name rank 0 when it is the one missing, and otherwise give
-// rank 0 a grace period to report before aborting themselves.
-void Communicator::State::overdue(double waited_s) {
-  // Never arrived: hung before the collective. Arrived, then silent: frozen inside it.
-  const double silence_s = std::min(5.0, 0.5 * hang.timeout_s);
-  std::vector<std::string> missing;
-  std::set<std::string> hosts;
-  for (auto& m : arrivals) {
-    if (m->from >= 0 && !arrived(*m)) {
-      missing.push_back(describe(m->from));
-      hosts.insert(host_of(m->from));
-    }
-  }
-  if (!missing.empty()) {
-    // A node cut off or lost splits its ranks: those whose arrival got through before it went
-    // fell silent instead. One report names them all, and their hosts.
-    std::vector<std::string> silent;
-    for (auto& m : arrivals) {
-      if (m->from >= 0 && m->seen && silent_seconds(m->from) > silence_s) {
-        silent.push_back(describe(m->from));
-        hosts.insert(host_of(m->from));
-      }
-    }
-    Communicator::abort_job(
-        fmt::format("{} never arrived ({}): it is hung or far behind{}; host(s) {}; aborting the "
-                    "job from {}",
-                    fmt::join(missing, ", "), where(waited_s),
-                    silent.empty() ? std::string()
-                                   : fmt::format("; {} arrived, then fell silent for over {:.0f} s",
-                                                 fmt::join(silent, ", "), silence_s),
-                    fmt::join(hosts, ", "), describe(rank)),
-        3);
-  }
-  abort_if_silent(waited_s, silence_s);
-  if (rank == 0) {
-    Communicator::abort_job(
-        fmt::format("every rank arrived but {} did not complete; aborting the job",
-                    where(waited_s)),
-        3);
-  }
-  if (waited_s > limit() + hang.root_grace_s) {
-    Communicator::abort_job(fmt::format("{}: rank 0 arrived but did not report the hung rank; "
-                                        "aborting the job from {}",
-                                        where(waited_s), describe(rank)),
-                            3);
   }
 }
 
