@@ -9,7 +9,6 @@
 
 #include <unistd.h>
 
-#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
@@ -85,16 +84,6 @@ std::string default_run_dir() {
   return std::string("runs/train-") + stamp;
 }
 
-// The distinct hosts of the ranks, rank 0's first (rank_names() holds "host:pid" per rank).
-std::vector<std::string> rank_hosts(const nmt::dist::Communicator& world) {
-  std::vector<std::string> hosts;
-  for (const auto& name : world.rank_names()) {
-    const std::string host = name.substr(0, name.rfind(':'));
-    if (std::find(hosts.begin(), hosts.end(), host) == hosts.end()) hosts.push_back(host);
-  }
-  return hosts;
-}
-
 // Provenance is read here, in main's file: nothing below main reads the environment.
 nmt::train::RunProvenance provenance(const nmt::dist::Communicator& world) {
   nmt::train::RunProvenance p;
@@ -102,7 +91,7 @@ nmt::train::RunProvenance provenance(const nmt::dist::Communicator& world) {
   if (gethostname(host, sizeof host - 1) == 0) p.host = host;
   p.git_revision = NMT_GIT_REVISION;
   p.world_size = world.size();
-  p.hosts = rank_hosts(world);
+  p.hosts = world.hosts();
   const auto env = [](const char* name) {
     const char* value = std::getenv(name);
     return std::string(value != nullptr ? value : "");
@@ -138,7 +127,7 @@ int train(nmt::RunConfig config, const Options& o, const nmt::dist::Communicator
     sink->add(std::make_shared<nmt::train::JsonlMetricsSink>(run_dir + "/metrics.jsonl"));
     auto identity = nmt::train::next_run_identity(run_dir, o.resume);
     identity.world_size = world.size();
-    identity.hosts = rank_hosts(world);
+    identity.hosts = world.hosts();
     nmt::train::write_run_identity(run_dir, identity);
     // Registered once the trainer is set up, with the resolved config (precision, update size).
     // The daemon's files (port, token, CA) are read then too, so that a failure ends the job as a

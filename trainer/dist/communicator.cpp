@@ -192,6 +192,20 @@ const std::vector<std::string>& Communicator::rank_names() const {
   return state_->names;
 }
 
+std::string Communicator::host_of(int r) const {
+  return state_->host_of(r);
+}
+
+std::vector<std::string> Communicator::hosts() const {
+  std::vector<std::string> hosts;
+  for (int r = 0; r < size(); ++r) {
+    std::string host = host_of(r);
+    if (std::find(hosts.begin(), hosts.end(), host) == hosts.end())
+      hosts.push_back(std::move(host));
+  }
+  return hosts;
+}
+
 void Communicator::allreduce_sum(void* data, std::size_t count, ElementType type) const {
   if (state_->size == 1) return;
   auto request = start_allreduce_sum(data, count, type);

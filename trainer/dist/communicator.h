@@ -36,6 +36,9 @@ class Communicator {
   int local_size() const;
   // "host:pid" of every rank, gathered once.
   const std::vector<std::string>& rank_names() const;
+  // The host of rank r (its name without the pid), and the distinct hosts, rank 0's first.
+  std::string host_of(int r) const;
+  std::vector<std::string> hosts() const;
 
   // Element-wise sums over all ranks, in place.
   void allreduce_sum(std::vector<double>& values) const;

@@ -109,9 +109,9 @@ struct Communicator::State {
     return fmt::format("rank {} ({})", r, r < static_cast<int>(names.size()) ? names[r] : "?");
   }
   std::string host_of(int r) const {  // names are "host:pid"
-    if (r >= static_cast<int>(names.size())) return "?";
-    return names[static_cast<std::size_t>(r)].substr(0,
-                                                     names[static_cast<std::size_t>(r)].rfind(':'));
+    if (r < 0 || r >= static_cast<int>(names.size())) return "?";
+    const auto& name = names[static_cast<std::size_t>(r)];
+    return name.substr(0, name.rfind(':'));
   }
 };
 
