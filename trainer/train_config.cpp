@@ -45,6 +45,7 @@ void fields(V& v, DataConfig& d) {
   v("max_tgt_tokens", d.max_tgt_tokens);
   v("max_length", d.max_length);
   v("bucket_pool", d.bucket_pool);
+  v("verify_checksums", d.verify_checksums);
 }
 
 template <typename V>

@@ -21,6 +21,9 @@ struct DataConfig {
   std::int64_t max_tgt_tokens = 25000;  // per batch, padded (~25k target tokens)
   std::int64_t max_length = 256;        // longer pairs (either side, with BOS/EOS) are skipped
   std::int64_t bucket_pool = 100;       // batches' worth of pairs sorted by length together
+  // Hash every shard against manifest.json when the run opens the data (nmt-preprocess hashed
+  // them when it wrote them; `nmt-preprocess --verify DIR` re-checks a copied directory once)
+  bool verify_checksums = false;
   void validate() const;
 };
 
