@@ -1,5 +1,6 @@
 // nmt-average: averages the parameters of the last K checkpoints of a run (or of the given files)
-// into one checkpoint, as the paper does before decoding.
+// into one checkpoint, as the paper does before decoding. It streams: memory holds the running
+// mean (one model) and one input tensor, whatever K and the checkpoints' size.
 
 #include "common/cli.h"
 #include "trainer/checkpoint/averaging.h"

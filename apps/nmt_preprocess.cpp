@@ -17,6 +17,7 @@
 #include "common/stop_signals.h"
 #include "preprocess/corpus_reader.h"
 #include "preprocess/pipeline.h"
+#include "preprocess/shard_format.h"
 
 namespace {
 
@@ -144,9 +145,19 @@ int main(int argc, char** argv) {
   auto* threads = app.add_option("--threads", flags.threads, "Encoding and vocabulary threads");
   auto* shard_size =
       app.add_option("--shard-size", flags.shards.pairs_per_shard, "Pairs per shard");
+  std::string verify_dir;
+  app.add_option("--verify", verify_dir,
+                 "Hash every shard of an existing output DIR against its manifest.json and exit "
+                 "(after copying shards; training checks only their sizes)")
+      ->type_name("DIR");
   add_corpus_flags(app, cl);
   nmt::add_logging_flags(app, log);
   return nmt::run_tool(app, log, argc, argv, [&] {
+    if (!verify_dir.empty()) {
+      nmt::preprocess::verify_checksums(verify_dir);
+      std::cout << verify_dir << ": every shard matches manifest.json\n";
+      return 0;
+    }
     auto config = nmt::preprocess::load_preprocess_config(cl.config_file, cl.overrides);
     // Command-line flags win over the config file.
     if (*out) config.out = flags.out;

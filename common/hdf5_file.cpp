@@ -1,11 +1,30 @@
 #include "common/hdf5_file.h"
 
+#include <fcntl.h>
 #include <fmt/format.h>
+#include <sys/statvfs.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <iterator>
+#include <limits>
+#include <map>
 
 #include "common/atomic_file.h"
+#include "common/hdf5_streaming.h"
+
+#if __has_include(<H5FDdevelop.h>)
+#include <H5FDdevelop.h>  // the driver interface, outside hdf5.h from HDF5 1.13 on
+#endif
 
 namespace nmt {
+
 namespace {
+
+namespace fs = std::filesystem;
 
 // HDF5 prints its own error stack to stderr by default; we report errors ourselves, once, with
 // the file and object named.
@@ -67,6 +86,12 @@ void Hdf5Handle::reset() {
   id_ = -1;
 }
 
+hid_t Hdf5Handle::release() {
+  const hid_t id = id_;
+  id_ = -1;
+  return id;
+}
+
 Hdf5File::Hdf5File(const std::string& path, Mode mode) : path_(path) {
   silence_hdf5_errors();
   hid_t id = -1;
@@ -74,6 +99,16 @@ Hdf5File::Hdf5File(const std::string& path, Mode mode) : path_(path) {
     Hdf5Handle access(H5Pcreate(H5P_FILE_ACCESS), H5Pclose);
     H5Pset_fapl_core(access.get(), 64u << 20, /*backing_store=*/0);  // grows by 64 MiB
     id = H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, access.get());
+  } else if (mode == Mode::kStreaming) {
+    image_ = std::make_unique<Hdf5StreamingImage>();
+    Hdf5Handle access(H5Pcreate(H5P_FILE_ACCESS), H5Pclose);
+    const StreamingDriverInfo info{image_.get()};
+    const hid_t driver = hdf5_streaming_driver();
+    // Strong: save()'s H5Fclose closes the file for good, its last bytes in the image.
+    if (driver >= 0 && H5Pset_driver(access.get(), driver, &info) >= 0 &&
+        H5Pset_fclose_degree(access.get(), H5F_CLOSE_STRONG) >= 0) {
+      id = H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, access.get());
+    }
   } else if (mode == Mode::kCreate) {
     id = H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
   } else {
@@ -87,7 +122,30 @@ Hdf5File::Hdf5File(const std::string& path, Mode mode) : path_(path) {
   file_ = Hdf5Handle(id, H5Fclose);
 }
 
+// file_ closes before image_ goes: members are destroyed in reverse order.
+Hdf5File::~Hdf5File() = default;
+
+Hdf5File::Hdf5File(Hdf5File&& other) noexcept = default;
+
+Hdf5File& Hdf5File::operator=(Hdf5File&& other) noexcept {
+  if (this != &other) {
+    file_.reset();  // while its image is still there
+    image_ = std::move(other.image_);
+    file_ = std::move(other.file_);
+    path_ = std::move(other.path_);
+  }
+  return *this;
+}
+
+void Hdf5File::save(const std::string& path, const ReservedFill& fill) {
+  if (!image_) fail("save(path, fill) needs a file created with Mode::kStreaming");
+  if (file_.get() < 0) fail("already saved");
+  if (H5Fclose(file_.release()) < 0) fail("cannot finish the file's structure in memory");
+  write_streamed(path, *image_, fill);
+}
+
 void Hdf5File::save(const std::string& path) {
+  if (image_) return save(path, ReservedFill());
   if (H5Fflush(file_.get(), H5F_SCOPE_LOCAL) < 0) fail("cannot finish the in-memory file");
   const ssize_t size = H5Fget_file_image(file_.get(), nullptr, 0);
   if (size < 0) fail("cannot read the in-memory file's image (not created with kInMemory?)");
@@ -164,8 +222,8 @@ void Hdf5File::write_raw(const std::string& dataset, hid_t type, const void* dat
   }
 }
 
-void Hdf5File::write_nd(const std::string& dataset, hid_t type, const void* data,
-                        const std::vector<std::int64_t>& shape) {
+Hdf5Handle Hdf5File::create_nd(const std::string& dataset, hid_t type,
+                               const std::vector<std::int64_t>& shape, hid_t props) {
   const auto slash = dataset.rfind('/');
   if (slash != std::string::npos && slash > 0) create_group(dataset.substr(0, slash));
   std::vector<hsize_t> dims(shape.begin(), shape.end());
@@ -173,15 +231,45 @@ void Hdf5File::write_nd(const std::string& dataset, hid_t type, const void* data
                        ? H5Screate(H5S_SCALAR)
                        : H5Screate_simple(static_cast<int>(dims.size()), dims.data(), nullptr),
                    H5Sclose);
-  Hdf5Handle props(H5Pcreate(H5P_DATASET_CREATE), H5Pclose);
-  H5Pset_obj_track_times(props.get(), false);
-  Hdf5Handle set(H5Dcreate2(file_.get(), dataset.c_str(), type, space.get(), H5P_DEFAULT,
-                            props.get(), H5P_DEFAULT),
-                 H5Dclose);
+  // No modification times in object headers: the same data must give the same file bytes.
+  H5Pset_obj_track_times(props, false);
+  Hdf5Handle set(
+      H5Dcreate2(file_.get(), dataset.c_str(), type, space.get(), H5P_DEFAULT, props, H5P_DEFAULT),
+      H5Dclose);
   if (set.get() < 0) fail(fmt::format("cannot create dataset '{}'", dataset));
+  return set;
+}
+
+void Hdf5File::write_nd(const std::string& dataset, hid_t type, const void* data,
+                        const std::vector<std::int64_t>& shape) {
+  Hdf5Handle props(H5Pcreate(H5P_DATASET_CREATE), H5Pclose);
+  Hdf5Handle set = create_nd(dataset, type, shape, props.get());
   if (H5Dwrite(set.get(), type, H5S_ALL, H5S_ALL, H5P_DEFAULT, data) < 0) {
     fail(fmt::format("cannot write dataset '{}' (disk full?)", dataset));
   }
+}
+
+void Hdf5File::reserve_nd(const std::string& dataset, hid_t type,
+                          const std::vector<std::int64_t>& shape) {
+  if (!image_) fail(fmt::format("cannot reserve '{}': only a kStreaming file can", dataset));
+  // Contiguous, placed now, never filled: HDF5 writes none of its bytes, save() writes them all.
+  Hdf5Handle props(H5Pcreate(H5P_DATASET_CREATE), H5Pclose);
+  H5Pset_layout(props.get(), H5D_CONTIGUOUS);
+  H5Pset_alloc_time(props.get(), H5D_ALLOC_TIME_EARLY);
+  H5Pset_fill_time(props.get(), H5D_FILL_TIME_NEVER);
+  Hdf5Handle set = create_nd(dataset, type, shape, props.get());
+  Hdf5Handle space(H5Dget_space(set.get()), H5Sclose);
+  const auto bytes =
+      static_cast<std::uint64_t>(H5Sget_simple_extent_npoints(space.get())) * H5Tget_size(type);
+  if (H5Dget_storage_size(set.get()) != bytes) {
+    fail(fmt::format("'{}' was given {} bytes in the file, not {}", dataset,
+                     H5Dget_storage_size(set.get()), bytes));
+  }
+  haddr_t offset = 0;
+  if (bytes > 0 && (offset = H5Dget_offset(set.get())) == HADDR_UNDEF) {
+    fail(fmt::format("'{}' has no place in the file", dataset));
+  }
+  image_->reserved.push_back({dataset, offset, bytes});
 }
 
 std::vector<std::int64_t> Hdf5File::shape(const std::string& dataset) const {

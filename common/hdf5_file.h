@@ -6,6 +6,8 @@
 #include <hdf5.h>
 
 #include <cstdint>
+#include <functional>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -33,11 +35,16 @@ class Hdf5Handle {
 
   hid_t get() const { return id_; }
   void reset();
+  // Gives up ownership without closing (for a close whose result is checked).
+  hid_t release();
 
  private:
   hid_t id_ = -1;
   Closer closer_ = nullptr;
 };
+
+// What HDF5 wrote of a Mode::kStreaming file, and its reserved datasets (hdf5_file.cpp).
+struct Hdf5StreamingImage;
 
 class Hdf5File {
  public:
@@ -45,15 +52,42 @@ class Hdf5File {
   // name in errors) for save(): HDF5 then never writes to disk itself, so a full disk is one
   // checked write() of ours, not an HDF5 flush that fails half-way and leaves the library's state
   // broken (a crash at the next file operation or at exit).
-  enum class Mode { kRead, kCreate, kInMemory };
+  // kStreaming keeps that property in bounded memory, for files of any size: HDF5 writes into a
+  // sparse in-memory image through a driver of ours (the metadata and the small datasets written
+  // with write()/write_array()), while the bulk of the data goes into datasets only reserved here
+  // (reserve_array()), whose bytes save(path, fill) copies from the caller's buffers straight
+  // into the file at their offsets.
+  enum class Mode { kRead, kCreate, kInMemory, kStreaming };
 
   Hdf5File(const std::string& path, Mode mode);
+  ~Hdf5File();
+  Hdf5File(Hdf5File&& other) noexcept;
+  Hdf5File& operator=(Hdf5File&& other) noexcept;
   const std::string& path() const { return path_; }
   // kInMemory: writes the finished file to `path` with write_file_atomically (a temporary name,
   // every write checked, fsync, rename; on failure the temporary is removed and the error names
   // the file and the cause, e.g. "No space left on device"). Takes a copy of the image: the peak
-  // memory is twice the file's size.
+  // memory is twice the file's size. For a kStreaming file it is save(path, {}), which suits
+  // one without reserved datasets.
   void save(const std::string& path);
+
+  // kStreaming: an N-dimensional dataset of T whose bytes save() takes from its `fill`: contiguous,
+  // given its place in the file now, never written by HDF5. Attributes may be set on it.
+  template <typename T>
+  void reserve_array(const std::string& dataset, const std::vector<std::int64_t>& shape);
+  // Receives a reserved dataset's bytes, in order, in one piece or several.
+  using ByteSink = std::function<void(const void* data, std::size_t bytes)>;
+  // Hands reserved dataset `index` (in the order reserved) to `write`, all of its bytes.
+  using ReservedFill = std::function<void(std::size_t index, const ByteSink& write)>;
+  // kStreaming: closes the HDF5 file (no HDF5 call on it after this) and writes it to `path`
+  // atomically: refuses, as "No space left on device", a file larger than the free space of the
+  // target's file system, then writes a temporary name beside `path` (space reserved with
+  // fallocate where the file system can, every write checked), the image HDF5 wrote, each
+  // reserved dataset's bytes as `fill` hands them, fsync, rename, fsync of the directory. On any
+  // failure (an error of ours naming the file and the cause, or an exception from `fill`) the
+  // temporary is removed and an earlier file at `path` is untouched. Memory: the image (the
+  // metadata) and what `fill` holds.
+  void save(const std::string& path, const ReservedFill& fill);
 
   // Creates every missing group on a "/a/b/c" path.
   void create_group(const std::string& group);
@@ -99,12 +133,18 @@ class Hdf5File {
                  std::size_t chunk, int deflate_level);
   void write_nd(const std::string& dataset, hid_t type, const void* data,
                 const std::vector<std::int64_t>& shape);
+  void reserve_nd(const std::string& dataset, hid_t type, const std::vector<std::int64_t>& shape);
+  Hdf5Handle create_nd(const std::string& dataset, hid_t type,
+                       const std::vector<std::int64_t>& shape, hid_t props);
   void read_raw(const std::string& dataset, hid_t type, void* data, std::size_t n) const;
   void write_attribute(const std::string& object, const std::string& name, hid_t type,
                        const void* value);
   [[noreturn]] void fail(const std::string& what) const;
 
   std::string path_;
+  // kStreaming: what HDF5 wrote and the reserved datasets. Declared before file_, so that it
+  // outlives the HDF5 file, which writes into it until closed.
+  std::unique_ptr<Hdf5StreamingImage> image_;
   Hdf5Handle file_;
 };
 
@@ -122,6 +162,11 @@ template <typename T>
 void Hdf5File::write_array(const std::string& dataset, const T* data,
                            const std::vector<std::int64_t>& shape) {
   write_nd(dataset, hdf5_native_type<T>(), data, shape);
+}
+
+template <typename T>
+void Hdf5File::reserve_array(const std::string& dataset, const std::vector<std::int64_t>& shape) {
+  reserve_nd(dataset, hdf5_native_type<T>(), shape);
 }
 
 template <typename T>

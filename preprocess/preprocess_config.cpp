@@ -2,55 +2,155 @@
 
 #include <stdexcept>
 
+#include "common/config_fields.h"
 #include "common/config_loader.h"
 
-namespace nmt::preprocess {
+namespace nmt {
+
+template <>
+struct ConfigEnum<preprocess::CorpusFormat> {
+  static std::string name(preprocess::CorpusFormat f) { return preprocess::format_name(f); }
+  static preprocess::CorpusFormat parse(const std::string& s) {
+    return preprocess::parse_corpus_format(s);
+  }
+};
+
+namespace preprocess {
+
+// Every key of nmt-preprocess's YAML, declared once: its meaning, the paper's value and, through
+// the structs' initializers, its default. Loading, to_yaml and docs/config.md (nmt-config-doc)
+// all walk these lists (common/config_fields.h).
+template <typename V>
+void fields(V& v, VocabularyOptions& o) {
+  v("type", o.model_type, "SentencePiece model type: bpe or unigram.", Paper{"bpe"});
+  v("size", o.vocab_size, "Pieces in the joint source-target vocabulary.", Paper{"~37000 (EN-DE)"});
+  v("character_coverage", o.character_coverage,
+    "Share of the training text's characters the vocabulary covers; 1.0 keeps every character "
+    "(right for European languages).");
+  v("sample_sentences", o.max_sentences,
+    "Sentences (both sides) sampled from the cleaned train split to learn the vocabulary from.");
+  v("max_sentence_length", o.max_sentence_length,
+    "Bytes; longer sentences are left out of vocabulary training.");
+  v("threads", o.threads,
+    "SentencePiece trainer threads. Separate from the top-level threads: the model records them, "
+    "so they change its bytes.");
+  v("seed", o.seed, "Fixes the sampling, so that a vocabulary can be rebuilt.");
+}
+
+template <typename V>
+void fields(V& v, CleaningOptions& c) {
+  v("filter_eval_splits", c.filter_eval_splits, "Apply the filters to valid and test too.");
+  v("min_words", c.min_words, "Fewest words per side (whitespace-separated).");
+  v("max_words", c.max_words, "Most words per side (the usual WMT and fairseq limit).");
+  v("max_chars", c.max_chars, "Most characters (code points) per side.");
+  v("max_ratio", c.max_ratio,
+    "Largest ratio of the longer side's words to the shorter side's; <= 0 disables the filter.");
+  v("dedupe", c.dedupe, "Drop exact duplicate pairs (memory: 8 bytes per kept pair).");
+}
+
+template <typename V>
+void fields(V& v, ShardOptions& s) {
+  v("pairs_per_shard", s.pairs_per_shard, "Sentence pairs per HDF5 shard file.");
+  v("compression", s.compression, "Deflate level 0-9; 0 writes contiguous data (fastest).");
+}
+
+template <typename V>
+void fields(V& v, SamplingOptions& s) {
+  v("copies", s.copies,
+    "Times the train split is written, each pair segmented anew in every copy, so that each pass "
+    "over the shards sees other segmentations; 0: the deterministic segmentation, once.",
+    Paper{"0 (none)"});
+  v("alpha", s.alpha, "bpe: the probability of skipping a merge; unigram: the smoothing.");
+  v("seed", s.seed, "With the copy and the pair's index, fixes each sampled segmentation.");
+}
+
 namespace {
 
-CorpusSpec load_corpus(const ConfigSection& s) {
-  CorpusSpec spec;
-  std::string format = "auto";
-  std::vector<std::int64_t> columns;
-  s.read("source", spec.source);
-  s.read("target", spec.target);
-  s.read("format", format);
-  s.read("columns", columns);
-  s.finish();
-  if (spec.source.empty()) throw s.error("source", "every corpus needs a source file");
-  try {
-    spec.format = parse_corpus_format(format);
-  } catch (const std::invalid_argument& e) {
-    throw s.error("format", e.what());
+// A corpus as the YAML lists it; CorpusSpec, which the readers take, holds the columns apart.
+struct CorpusEntry {
+  std::string source;
+  std::string target;
+  CorpusFormat format = CorpusFormat::kAuto;
+  std::vector<std::int64_t> columns{0, 1};
+};
+
+struct CorpusLists {
+  std::vector<CorpusEntry> train, valid, test;
+  std::vector<CorpusEntry>& of(const std::string& split) {
+    return split == "train" ? train : split == "valid" ? valid : test;
   }
-  if (!columns.empty()) {
-    if (columns.size() != 2) throw s.error("columns", "expected [source column, target column]");
-    spec.tsv_source_column = static_cast<int>(columns[0]);
-    spec.tsv_target_column = static_cast<int>(columns[1]);
-  }
-  return spec;
+};
+
+// The YAML document: the config's settings and its corpora.
+struct Document {
+  PreprocessConfig config;
+  CorpusLists corpora;
+  // The output directory and the thread count do not change the output: the manifest's copy
+  // (to_yaml) leaves them out, so manifest.json stays byte-identical across both.
+  bool with_run_settings = true;
+};
+
+template <typename V>
+void fields(V& v, CorpusEntry& e) {
+  v("source", e.source,
+    "Required: the source side's file (plain or gzip), or the TSV file that holds both sides.");
+  v("target", e.target, "The target side's file; none for TSV.");
+  v("format", e.format,
+    "auto: from the file name, after a trailing .gz (.sgm or .sgml: SGML, .tsv: TSV, else text).");
+  v("columns", e.columns, "TSV: the 0-based source and target columns of each row.");
 }
 
-void load_vocab(const ConfigSection& s, VocabularyOptions& v) {
-  s.read("type", v.model_type);
-  s.read("size", v.vocab_size);
-  s.read("character_coverage", v.character_coverage);
-  s.read("sample_sentences", v.max_sentences);
-  s.read("max_sentence_length", v.max_sentence_length);
-  s.read("threads", v.threads);
-  int seed = static_cast<int>(v.seed);
-  s.read("seed", seed);
-  v.seed = static_cast<std::uint32_t>(seed);
-  s.finish();
+template <typename V>
+void fields(V& v, CorpusLists& c) {
+  v.items("train", c.train,
+          "The training corpora, read in order and concatenated; cleaned, and the vocabulary is "
+          "learned from them.");
+  v.items("valid", c.valid, "The validation corpora (cleaned with cleaning.filter_eval_splits).");
+  v.items("test", c.test, "The test corpora (cleaned with cleaning.filter_eval_splits).");
 }
 
-void load_cleaning(const ConfigSection& s, CleaningOptions& c) {
-  s.read("filter_eval_splits", c.filter_eval_splits);
-  s.read("min_words", c.min_words);
-  s.read("max_words", c.max_words);
-  s.read("max_chars", c.max_chars);
-  s.read("max_ratio", c.max_ratio);
-  s.read("dedupe", c.dedupe);
-  s.finish();
+template <typename V>
+void fields(V& v, Document& d) {
+  PreprocessConfig& c = d.config;
+  if (d.with_run_settings) {
+    v("out", c.out, "Output directory (--out); it must not exist unless overwrite is set.");
+    v("overwrite", c.overwrite,
+      "Replace an existing output directory, atomically at the end, only if it holds a previous "
+      "nmt-preprocess output (its manifest and the files it lists, nothing else).");
+    v("threads", c.threads, "Encoding threads; the output is identical for any number.");
+  }
+  v("spm_model", c.spm_model,
+    "Reuse this SentencePiece model instead of learning one from the train split.");
+  v.section("corpora", d.corpora, "The corpora of each split.");
+  v.section("vocab", c.vocab,
+            "The joint subword vocabulary (paper section 5.1), learned with SentencePiece from "
+            "both sides of the cleaned train split.");
+  v.section("cleaning", c.cleaning,
+            "Filters on sentence pairs, for the train split (and valid and test with "
+            "filter_eval_splits).");
+  v.section("shards", c.shards, "The HDF5 shards written.");
+  v.section("sampling", c.sampling,
+            "Subword regularization of the train split: BPE-dropout (Provilkov et al. 2020) for a "
+            "bpe vocabulary, sampling (Kudo 2018) for a unigram one. Valid and test keep the one "
+            "deterministic segmentation that translation uses.");
+}
+
+CorpusEntry entry_of(const CorpusSpec& spec) {
+  CorpusEntry entry{spec.source, spec.target, spec.resolved_format(), {}};
+  if (entry.format == CorpusFormat::kTsv) {
+    entry.columns = {spec.tsv_source_column, spec.tsv_target_column};
+  }
+  return entry;
+}
+
+// `where` is the item the entry was read from, for errors.
+CorpusSpec spec_of(const CorpusEntry& entry, const ConfigSection& where) {
+  if (entry.source.empty()) throw where.error("source", "every corpus needs a source file");
+  if (entry.columns.size() != 2) {
+    throw where.error("columns", "expected [source column, target column]");
+  }
+  return {entry.source, entry.target, entry.format, static_cast<int>(entry.columns[0]),
+          static_cast<int>(entry.columns[1])};
 }
 
 }  // namespace
@@ -90,79 +190,37 @@ PreprocessConfig load_preprocess_config(const std::string& path,
                                         const std::vector<std::string>& overrides) {
   YAML::Node root = path.empty() ? YAML::Node(YAML::NodeType::Map) : load_yaml_file(path);
   for (const auto& o : overrides) apply_override(root, o);
-  PreprocessConfig config;
-  ConfigSection top(root, path.empty() ? "--set" : path);
-  top.read("out", config.out);
-  top.read("overwrite", config.overwrite);
-  top.read("spm_model", config.spm_model);
-  top.read("threads", config.threads);
-  load_vocab(top.section("vocab"), config.vocab);
-  load_cleaning(top.section("cleaning"), config.cleaning);
-  const auto shards = top.section("shards");
-  shards.read("pairs_per_shard", config.shards.pairs_per_shard);
-  shards.read("compression", config.shards.compression);
-  shards.finish();
-  const auto sampling = top.section("sampling");
-  sampling.read("copies", config.sampling.copies);
-  sampling.read("alpha", config.sampling.alpha);
-  sampling.read("seed", config.sampling.seed);
-  sampling.finish();
-  const auto corpora = top.section("corpora");
-  for (auto& split : config.splits) {
-    for (const auto& item : corpora.section_list(split.name)) {
-      split.corpora.push_back(load_corpus(item));
+  const std::string source = path.empty() ? "--set" : path;
+  Document document;
+  read_fields(root, source, document);
+  const auto corpora = ConfigSection(root, source).section("corpora");
+  for (auto& split : document.config.splits) {
+    const auto& entries = document.corpora.of(split.name);
+    const auto items = corpora.section_list(split.name);
+    for (std::size_t i = 0; i < entries.size(); ++i) {
+      split.corpora.push_back(spec_of(entries[i], items[i]));
     }
   }
-  corpora.finish();
-  top.finish();
-  return config;
+  return document.config;
 }
 
 std::string to_yaml(const PreprocessConfig& config) {
-  YAML::Emitter out;
-  out << YAML::BeginMap;
-  // Neither the output directory nor the encoding threads change the output: leaving them out
-  // keeps manifest.json byte-identical across thread counts and locations.
-  out << YAML::Key << "spm_model" << YAML::Value << config.spm_model;
-  out << YAML::Key << "corpora" << YAML::Value << YAML::BeginMap;
+  Document document{config, {}, /*with_run_settings=*/false};
   for (const auto& split : config.splits) {
-    out << YAML::Key << split.name << YAML::Value << YAML::BeginSeq;
-    for (const auto& c : split.corpora) {
-      out << YAML::Flow << YAML::BeginMap << YAML::Key << "source" << YAML::Value << c.source;
-      if (!c.target.empty()) out << YAML::Key << "target" << YAML::Value << c.target;
-      out << YAML::Key << "format" << YAML::Value << format_name(c.resolved_format());
-      if (c.resolved_format() == CorpusFormat::kTsv) {
-        out << YAML::Key << "columns" << YAML::Value << YAML::Flow << YAML::BeginSeq
-            << c.tsv_source_column << c.tsv_target_column << YAML::EndSeq;
-      }
-      out << YAML::EndMap;
-    }
-    out << YAML::EndSeq;
+    for (const auto& spec : split.corpora)
+      document.corpora.of(split.name).push_back(entry_of(spec));
   }
-  out << YAML::EndMap;
-  const auto& v = config.vocab;
-  out << YAML::Key << "vocab" << YAML::Value << YAML::BeginMap << YAML::Key << "type" << YAML::Value
-      << v.model_type << YAML::Key << "size" << YAML::Value << v.vocab_size << YAML::Key
-      << "character_coverage" << YAML::Value << v.character_coverage << YAML::Key
-      << "sample_sentences" << YAML::Value << v.max_sentences << YAML::Key << "max_sentence_length"
-      << YAML::Value << v.max_sentence_length << YAML::Key << "threads" << YAML::Value << v.threads
-      << YAML::Key << "seed" << YAML::Value << v.seed << YAML::EndMap;
-  const auto& c = config.cleaning;
-  out << YAML::Key << "cleaning" << YAML::Value << YAML::BeginMap << YAML::Key
-      << "filter_eval_splits" << YAML::Value << c.filter_eval_splits << YAML::Key << "min_words"
-      << YAML::Value << c.min_words << YAML::Key << "max_words" << YAML::Value << c.max_words
-      << YAML::Key << "max_chars" << YAML::Value << c.max_chars << YAML::Key << "max_ratio"
-      << YAML::Value << c.max_ratio << YAML::Key << "dedupe" << YAML::Value << c.dedupe
-      << YAML::EndMap;
-  out << YAML::Key << "shards" << YAML::Value << YAML::BeginMap << YAML::Key << "pairs_per_shard"
-      << YAML::Value << config.shards.pairs_per_shard << YAML::Key << "compression" << YAML::Value
-      << config.shards.compression << YAML::EndMap;
-  const auto& sm = config.sampling;
-  out << YAML::Key << "sampling" << YAML::Value << YAML::BeginMap << YAML::Key << "copies"
-      << YAML::Value << sm.copies << YAML::Key << "alpha" << YAML::Value << sm.alpha << YAML::Key
-      << "seed" << YAML::Value << sm.seed << YAML::EndMap;
-  out << YAML::EndMap;
-  return std::string(out.c_str()) + "\n";
+  return write_fields(document) + "\n";
 }
 
-}  // namespace nmt::preprocess
+ConfigReference preprocess_config_reference() {
+  return {"nmt-preprocess",
+          "`nmt-preprocess --config FILE`, each key overridable with `--set key=value`; the "
+          "command-line flags (--out, --train, --vocab-size, ...) beat both. "
+          "configs/preprocess/ holds the paper's WMT14 EN-DE setup and Multi30k's. The manifest "
+          "of the output keeps the resolved config, without out, overwrite and threads.",
+          document_fields(Document{})};
+}
+
+}  // namespace preprocess
+}  // namespace nmt

@@ -13,11 +13,16 @@
 //   cleaning: {max_words: 250, max_ratio: 3.0, dedupe: true}
 //   shards: {pairs_per_shard: 1000000, compression: 0}
 //   sampling: {copies: 0, alpha: 0.1, seed: 1}   # BPE-dropout copies of the train split
+//
+// What each key does is written once, beside the key in the field lists of
+// preprocess_config.cpp, which also drive loading and to_yaml; docs/config.md is their rendering
+// (nmt-config-doc).
 
 #include <cstdint>
 #include <string>
 #include <vector>
 
+#include "common/config_reference.h"
 #include "preprocess/cleaning.h"
 #include "preprocess/corpus_reader.h"
 #include "preprocess/vocabulary.h"
@@ -25,8 +30,8 @@
 namespace nmt::preprocess {
 
 struct ShardOptions {
-  std::int64_t pairs_per_shard = 1000000;  // pairs per HDF5 file
-  int compression = 0;                     // deflate level 0-9; 0 writes contiguous data (fastest)
+  std::int64_t pairs_per_shard = 1000000;
+  int compression = 0;
 };
 
 struct SplitCorpora {
@@ -35,17 +40,15 @@ struct SplitCorpora {
 };
 
 struct PreprocessConfig {
-  std::string out;         // output directory; must not exist unless overwrite
-  bool overwrite = false;  // replace an existing output directory (atomically, at the end)
-  std::string spm_model;   // reuse this SentencePiece model instead of training one
-  int threads = 1;         // encoding threads (the output is identical for any number)
+  std::string out;
+  bool overwrite = false;
+  std::string spm_model;
+  int threads = 1;
   std::vector<SplitCorpora> splits{{"train", {}}, {"valid", {}}, {"test", {}}};
-  // Type bpe, 37,000 pieces: the paper's WMT14 vocabulary. vocab.threads (trainer threads) is
-  // separate from `threads` because SentencePiece records it in the model, changing its bytes.
   VocabularyOptions vocab;
   CleaningOptions cleaning;
   ShardOptions shards;
-  SamplingOptions sampling;  // subword regularization of the train split (off by default)
+  SamplingOptions sampling;
 
   SplitCorpora& split(const std::string& name);
   const SplitCorpora& split(const std::string& name) const;
@@ -59,5 +62,8 @@ PreprocessConfig load_preprocess_config(const std::string& path,
 
 // The resolved config as YAML, stored in the manifest so a run can be repeated.
 std::string to_yaml(const PreprocessConfig& config);
+
+// Every key of the YAML, section by section, with the defaults of PreprocessConfig{}.
+ConfigReference preprocess_config_reference();
 
 }  // namespace nmt::preprocess

@@ -12,9 +12,12 @@
 //   vocab_size, vocab_sha256, sources (JSON list), cleaning (JSON counts of the whole split)
 
 #include <cstdint>
+#include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "common/mapped_file.h"
 #include "preprocess/cleaning.h"
 
 namespace nmt::preprocess {
@@ -30,6 +33,7 @@ struct ShardInfo {
   std::int64_t src_tokens = 0;
   std::int64_t tgt_tokens = 0;
   std::string sha256;
+  std::int64_t bytes = 0;  // the file's size; 0: not recorded (an older manifest)
 };
 
 struct SplitManifest {
@@ -101,27 +105,59 @@ struct PairView {
   std::int64_t index = 0;
 };
 
-// One shard file, loaded and validated (format, version, offsets, token range).
+struct PairLengths {
+  std::int64_t src = 0;  // subword tokens, without BOS/EOS
+  std::int64_t tgt = 0;
+};
+
+// One shard file. Shards written contiguously (compression 0, nmt-preprocess's default) are
+// memory-mapped: opening reads only the attributes and the offsets' ends, and a pair's pages are
+// read when the pair is. Compressed shards are read into memory. Format, version, sizes and the
+// ends of the offsets are checked at load; each pair's offsets when it is read, and pair() checks
+// its token ids against the vocabulary: a damaged shard is refused naming the file and the pair.
 class Shard {
  public:
   static Shard load(const std::string& path);
-  std::int64_t size() const { return static_cast<std::int64_t>(index_.size()); }
+  std::int64_t size() const { return pairs_; }
   PairView pair(std::int64_t i) const;
+  PairLengths lengths(std::int64_t i) const;  // offsets only: no token is read
   const ShardHeader& header() const { return header_; }
+  const std::string& path() const { return path_; }
+  bool mapped() const { return map_ != nullptr; }
+  // Drops this process's mapped pages (the page cache keeps them); no-op for an unmapped shard.
+  void release_pages() const;
 
  private:
+  struct Side {
+    const std::int32_t* tokens = nullptr;
+    std::int64_t token_count = 0;
+    const std::int64_t* offsets = nullptr;  // [pairs + 1]
+  };
+  std::pair<std::int64_t, std::int64_t> bounds(const Side& side, const char* name,
+                                               std::int64_t i) const;
+
+  std::string path_;
   ShardHeader header_;
-  std::vector<std::int32_t> src_tokens_, tgt_tokens_;
-  std::vector<std::int64_t> src_offsets_, tgt_offsets_, index_;
+  std::int64_t pairs_ = 0;
+  std::unique_ptr<MappedFile> map_;
+  // A compressed shard's arrays (empty when mapped); the Sides point into these or into map_.
+  std::vector<std::int32_t> owned_src_tokens_, owned_tgt_tokens_;
+  std::vector<std::int64_t> owned_src_offsets_, owned_tgt_offsets_, owned_index_;
+  Side src_, tgt_;
+  const std::int64_t* index_ = nullptr;
 };
 
 struct DatasetOptions {
-  bool verify_checksums = true;     // SHA-256 of each shard against the manifest
+  // SHA-256 of each shard against the manifest. nmt-preprocess hashes each shard as it writes it
+  // and `nmt-preprocess --verify DIR` re-checks a copied directory; every open checks each
+  // shard's size against the manifest.
+  bool verify_checksums = false;
   std::string expect_vocab_sha256;  // when set, the split must use exactly this vocabulary
 };
 
-// All shards of one split of a preprocessed directory, in memory, with random access and
-// iteration in split order (for (const PairView& pair : dataset)).
+// All shards of one split of a preprocessed directory, mapped (see Shard), with random access and
+// iteration in split order (for (const PairView& pair : dataset)). Memory: the pages of the pairs
+// read since the last release_pages(), whatever the split's size.
 class ShardDataset {
  public:
   class Iterator {
@@ -143,14 +179,32 @@ class ShardDataset {
                            const DatasetOptions& options = {});
   std::int64_t size() const { return starts_.empty() ? 0 : starts_.back(); }
   PairView pair(std::int64_t i) const;
+  PairLengths lengths(std::int64_t i) const;
+  // Calls fn(i, lengths) for every pair in split order, shard by shard, dropping each shard's
+  // pages once it is read: a pass over a split of any size in the memory of one shard's offsets.
+  template <typename Fn>
+  void scan_lengths(Fn&& fn) const {
+    std::int64_t i = 0;
+    for (const auto& shard : shards_) {
+      for (std::int64_t k = 0; k < shard.size(); ++k, ++i) fn(i, shard.lengths(k));
+      shard.release_pages();
+    }
+  }
+  void release_pages() const;
   Iterator begin() const { return {this, 0}; }
   Iterator end() const { return {this, size()}; }
   const Manifest& manifest() const { return manifest_; }
 
  private:
+  std::size_t shard_of(std::int64_t i) const;
+
   Manifest manifest_;
   std::vector<Shard> shards_;
   std::vector<std::int64_t> starts_;  // cumulative pair counts; starts_[k] = pairs before shard k+1
 };
+
+// Hashes every shard of every split against manifest.json, logging progress (bytes/s, ETA).
+// Throws std::runtime_error naming the first shard that differs or is missing.
+void verify_checksums(const std::string& dir);
 
 }  // namespace nmt::preprocess

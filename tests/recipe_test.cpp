@@ -16,6 +16,7 @@
 #include "preprocess/vocabulary.h"
 #include "test_utils.h"
 #include "trainer/data/batching.h"
+#include "trainer/data/block_permutation.h"
 #include "trainer/optim/adam_state.h"
 #include "trainer/optim/fused_adam.h"
 #include "trainer/optim/gradients.h"
@@ -170,6 +171,67 @@ TEST(Batching, BudgetsCoverageDeterminismAndTensors) {
   const auto padded = batcher.make_batch({0, 3});  // lengths 1 and 4: row 0 padded with 0
   EXPECT_EQ(padded.src[0][2].item<std::int64_t>(), preprocess::kPadId);
   EXPECT_EQ(padded.src_tokens, 2 + 5);
+}
+
+// The block order is a permutation of 0..n-1 for every n (cycle walking over the Feistel domain),
+// a function of the key, and far from the identity.
+TEST(BlockPermutation, IsABijectionForEverySizeAndKeyed) {
+  for (const std::uint64_t n : {1u, 2u, 3u, 5u, 64u, 1000u, 4097u}) {
+    const data::BlockPermutation order(n, 42);
+    std::set<std::uint64_t> seen;
+    for (std::uint64_t i = 0; i < n; ++i) {
+      const auto x = order(i);
+      EXPECT_LT(x, n);
+      seen.insert(x);
+    }
+    EXPECT_EQ(seen.size(), n) << n;
+  }
+  const data::BlockPermutation a(1000, 1), b(1000, 2);
+  int same = 0, fixed = 0;
+  for (std::uint64_t i = 0; i < 1000; ++i) {
+    same += a(i) == b(i);
+    fixed += a(i) == i;
+  }
+  EXPECT_LT(same, 20);
+  EXPECT_LT(fixed, 20);
+}
+
+// An epoch is planned pool by pool: EpochPlan hands out exactly epoch_plan()'s batches in order,
+// nothing past the end, the same batch again after seeking back, and each pool draws its pairs
+// from blocks spread over the split.
+TEST(Batching, EpochPlanStreamsPoolsAndMixesBlocks) {
+  TempDir dir;
+  const auto dataset = tiny_dataset(dir, 3000);
+  DataConfig config;
+  config.max_src_tokens = 60;
+  config.max_tgt_tokens = 60;
+  config.bucket_pool = 8;  // ~8 batches of ~12 pairs: pools of 2 blocks of 64 pairs
+  data::TokenBatcher batcher(dataset, config, 5);
+  ASSERT_GT(batcher.pools(), 10);
+  const auto whole = batcher.epoch_plan(3);
+  data::EpochPlan plan(batcher, 3);
+  for (std::size_t b = 0; b < whole.size(); ++b) {
+    const auto* batch = plan.batch(static_cast<std::int64_t>(b));
+    ASSERT_NE(batch, nullptr) << b;
+    EXPECT_EQ(*batch, whole[b]) << b;
+  }
+  EXPECT_EQ(plan.batch(static_cast<std::int64_t>(whole.size())), nullptr);
+  EXPECT_EQ(*plan.batch(1), whole[1]);  // back to the first pool: planned again, the same
+  EXPECT_EQ(*data::EpochPlan(batcher, 3).batch(static_cast<std::int64_t>(whole.size()) - 1),
+            whole.back());
+
+  std::set<std::int64_t> blocks, first_pool_blocks;
+  for (const auto& batch : batcher.pool_plan(3, 0)) {
+    for (const auto i : batch) first_pool_blocks.insert(i / data::kBlockPairs);
+  }
+  for (const auto& batch : batcher.pool_plan(3, 1)) {
+    for (const auto i : batch) blocks.insert(i / data::kBlockPairs);
+  }
+  EXPECT_GE(first_pool_blocks.size(), 2u);
+  for (const auto block : blocks) EXPECT_EQ(first_pool_blocks.count(block), 0u);
+  // Not the split's order: the first pool's blocks are not the first blocks.
+  EXPECT_NE(first_pool_blocks, (std::set<std::int64_t>{0, 1}));
+  EXPECT_NE(batcher.pool_plan(4, 0), batcher.pool_plan(3, 0));
 }
 
 // A batch's tgt_tokens (host) is the count the loss sums over (device): the trainer divides the

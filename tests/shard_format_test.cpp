@@ -7,6 +7,7 @@
 #include <hdf5.h>
 
 #include <filesystem>
+#include <fstream>
 
 #include "common/hdf5_file.h"
 #include "test_utils.h"
@@ -26,12 +27,12 @@ std::vector<std::int32_t> tokens_for(std::int64_t i, int side) {
 }
 
 // Seven pairs in shards of three: 3 + 3 + 1. Pair 0 has an empty source side.
-Manifest write_dataset(const std::string& dir, int pairs = 7) {
+Manifest write_dataset(const std::string& dir, int pairs = 7, int compression = 0) {
   ShardHeader header{"train", kVocab, "abc123", {"a.en + a.de (text)"}, {}};
   header.cleaning.read = pairs + 2;
   header.cleaning.kept = pairs;
   header.cleaning.dropped["empty"] = 2;
-  ShardWriter writer(dir, header, 3, 0);
+  ShardWriter writer(dir, header, 3, compression);
   for (int i = 0; i < pairs; ++i) writer.add(tokens_for(i, 0), tokens_for(i, 1), 10 + i);
   Manifest manifest;
   manifest.vocab_sha256 = "abc123";
@@ -112,17 +113,62 @@ TEST(ShardFormat, LayoutMatchesTheDocumentationThroughTheCApi) {
   EXPECT_NE(h5.string_attribute("/", "cleaning").find("\"empty\":2"), std::string::npos);
 }
 
-TEST(ShardFormat, DamagedShardIsRefusedByChecksum) {
-  TempDir dir;
-  write_dataset(dir.path().string());
-  const auto path = dir.path() / "train-00001.h5";
-  {
-    std::fstream f(path, std::ios::in | std::ios::out | std::ios::binary);
-    f.seekp(-8, std::ios::end);
-    f.put('\x7f');
+// Contiguous shards are memory-mapped, compressed ones read into memory: the same pairs either way,
+// and the lengths come from the offsets alone.
+TEST(ShardFormat, MappedAndCompressedShardsReadTheSame) {
+  TempDir mapped_dir, packed_dir;
+  write_dataset(mapped_dir.path().string(), 7, 0);
+  write_dataset(packed_dir.path().string(), 7, 6);
+  const auto mapped = ShardDataset::open(mapped_dir.path().string(), "train");
+  const auto packed = ShardDataset::open(packed_dir.path().string(), "train");
+  EXPECT_TRUE(Shard::load((mapped_dir.path() / "train-00000.h5").string()).mapped());
+  EXPECT_FALSE(Shard::load((packed_dir.path() / "train-00000.h5").string()).mapped());
+  ASSERT_EQ(mapped.size(), packed.size());
+  for (std::int64_t i = 0; i < mapped.size(); ++i) {
+    EXPECT_EQ(mapped.pair(i).src.to_vector(), packed.pair(i).src.to_vector()) << i;
+    EXPECT_EQ(mapped.pair(i).tgt.to_vector(), packed.pair(i).tgt.to_vector()) << i;
+    EXPECT_EQ(mapped.pair(i).index, packed.pair(i).index) << i;
+    EXPECT_EQ(mapped.lengths(i).src, static_cast<std::int64_t>(tokens_for(i, 0).size()));
+    EXPECT_EQ(packed.lengths(i).tgt, static_cast<std::int64_t>(tokens_for(i, 1).size()));
   }
+  mapped.release_pages();  // pages come back from the page cache when read again
+  EXPECT_EQ(mapped.pair(6).tgt.to_vector(), tokens_for(6, 1));
+  std::int64_t scanned = 0;
+  mapped.scan_lengths([&](std::int64_t i, const PairLengths& lengths) {
+    EXPECT_EQ(i, scanned++);
+    EXPECT_EQ(lengths.src, static_cast<std::int64_t>(tokens_for(i, 0).size()));
+  });
+  EXPECT_EQ(scanned, 7);
+}
+
+void damage_last_bytes(const std::filesystem::path& path) {
+  std::fstream f(path, std::ios::in | std::ios::out | std::ios::binary);
+  f.seekp(-8, std::ios::end);
+  f.put('\x7f');
+}
+
+// Shards are hashed when written; an open checks sizes (cheap) and hashes only when asked, and
+// nmt-preprocess --verify's check hashes them all.
+TEST(ShardFormat, DamagedShardIsRefusedByChecksumWhenVerifiedAndBySize) {
+  TempDir dir;
+  const auto manifest = write_dataset(dir.path().string());
+  EXPECT_GT(manifest.splits[0].shards[1].bytes, 0);
+  EXPECT_EQ(read_manifest(dir.path().string()).splits[0].shards[1].bytes,
+            manifest.splits[0].shards[1].bytes);
+  verify_checksums(dir.path().string());
+  const auto path = dir.path() / "train-00001.h5";
+  damage_last_bytes(path);
+  DatasetOptions verify;
+  verify.verify_checksums = true;
+  NMT_EXPECT_THROW_WITH(ShardDataset::open(dir.path().string(), "train", verify),
+                        std::runtime_error, "train-00001.h5", "SHA-256");
+  NMT_EXPECT_THROW_WITH(verify_checksums(dir.path().string()), std::runtime_error, "train-00001.h5",
+                        "SHA-256");
+  EXPECT_NO_THROW(ShardDataset::open(dir.path().string(), "train"));  // same size: not hashed
+
+  std::filesystem::resize_file(path, std::filesystem::file_size(path) - 100);
   NMT_EXPECT_THROW_WITH(ShardDataset::open(dir.path().string(), "train"), std::runtime_error,
-                        "train-00001.h5", "SHA-256");
+                        "train-00001.h5", "manifest.json records");
 }
 
 TEST(ShardFormat, VocabularyMismatchIsRefused) {
@@ -160,7 +206,29 @@ TEST(ShardFormat, ForeignVersionAndBadTokensAreRefused) {
     h5.write("/tgt/offsets", std::vector<std::int64_t>{0, 1});
     h5.write("/index", std::vector<std::int64_t>{0});
   }
-  NMT_EXPECT_THROW_WITH(Shard::load(bad), std::runtime_error, "bad.h5", "id 12");
+  const auto shard = Shard::load(bad);  // ids are checked as pairs are read
+  EXPECT_EQ(shard.lengths(0).src, 2);
+  NMT_EXPECT_THROW_WITH(shard.pair(0), std::runtime_error, "bad.h5", "id 12");
+
+  const auto disordered = dir.file("disordered.h5");
+  {
+    Hdf5File h5(disordered, Hdf5File::Mode::kCreate);
+    h5.set_attribute("/", "format", std::string("nmt-shard"));
+    h5.set_attribute("/", "format_version", kShardFormatVersion);
+    h5.set_attribute("/", "split", std::string("train"));
+    h5.set_attribute("/", "num_pairs", std::int64_t{2});
+    h5.set_attribute("/", "vocab_size", std::int64_t{10});
+    h5.set_attribute("/", "vocab_sha256", std::string("x"));
+    h5.set_attribute("/", "sources", std::string("[]"));
+    h5.write("/src/tokens", std::vector<std::int32_t>{4, 5});
+    h5.write("/tgt/tokens", std::vector<std::int32_t>{5, 6});
+    h5.write("/src/offsets", std::vector<std::int64_t>{0, 3, 2});  // pair 0 ends past the tokens
+    h5.write("/tgt/offsets", std::vector<std::int64_t>{0, 1, 2});
+    h5.write("/index", std::vector<std::int64_t>{0, 1});
+  }
+  const auto broken = Shard::load(disordered);
+  NMT_EXPECT_THROW_WITH(broken.lengths(0), std::runtime_error, "disordered.h5", "pair 0");
+  NMT_EXPECT_THROW_WITH(broken.pair(1), std::runtime_error, "disordered.h5", "pair 1");
 }
 
 TEST(ShardFormat, MissingOrMalformedManifest) {

@@ -36,21 +36,29 @@ std::vector<std::string> last_checkpoints(const std::string& run_dir, std::int64
 void average_checkpoints(const std::vector<std::string>& inputs, const std::string& output) {
   if (inputs.empty()) throw std::invalid_argument("no checkpoints to average");
   const RunConfig config = read_checkpoint_config(inputs.front());
-  model::Transformer model(config.model);  // receives each input in turn
+  // Its parameters hold the running mean, mean_k = mean_{k-1} + (x_k - mean_{k-1}) / k, in
+  // float32: identical inputs give back exactly the input (a sum then a division would round).
+  // Each input is read one tensor at a time, so memory holds one model and one tensor, whatever K.
+  model::Transformer model(config.model);
   torch::NoGradGuard no_grad;
-  // Running mean, mean_k = mean_{k-1} + (x_k - mean_{k-1}) / k: one extra model of memory, and
-  // identical inputs give back exactly the input (a sum then a division would round).
-  std::vector<at::Tensor> mean;
+  const auto mean = model->parameters();
   TrainingState newest;
   RunConfig newest_config = config;  // the average carries it: a resumed run's later decode: etc.
   for (std::size_t k = 0; k < inputs.size(); ++k) {
     const auto& path = inputs[k];
     const RunConfig input_config = read_checkpoint_config(path);
     check_same_model(config, inputs.front(), input_config, path);
-    // load_checkpoint checks every parameter's presence and shape and names the file.
-    // load_checkpoint also verifies checksums and refuses non-finite values: a corrupt input
-    // never reaches the average.
-    const TrainingState state = load_checkpoint(path, *model, nullptr, config);
+    // read_parameters checks every parameter's presence, shape, checksum and finiteness and
+    // names the file: a corrupt input never reaches the average.
+    const double count = static_cast<double>(k + 1);
+    const TrainingState state =
+        read_parameters(path, *model, config, [&](std::size_t i, at::Tensor x) {
+          if (k == 0) {
+            mean[i].copy_(x);
+          } else {
+            mean[i].add_(x.sub_(mean[i]).div_(count));  // x is ours: (x - mean) / k in place
+          }
+        });
     if (k > 0 && state.vocab_sha256 != newest.vocab_sha256) {
       throw std::runtime_error(fmt::format(
           "cannot average {} with {}: trained with different vocabularies (SHA-256 {} vs {})",
@@ -65,18 +73,8 @@ void average_checkpoints(const std::vector<std::string>& inputs, const std::stri
     // The SentencePiece model of any input (their hashes are equal): an older input may carry it
     // where the newest, written before checkpoints did, does not.
     if (newest.vocab_model.empty()) newest.vocab_model = std::move(vocab_model);
-    const auto params = model->parameters();
-    for (std::size_t i = 0; i < params.size(); ++i) {
-      if (k == 0) {
-        mean.push_back(params[i].clone());
-      } else {
-        mean[i].add_((params[i] - mean[i]) / static_cast<double>(k + 1));
-      }
-    }
     spdlog::info("averaging: added {} (step {})", path, state.step);
   }
-  const auto params = model->parameters();
-  for (std::size_t i = 0; i < params.size(); ++i) params[i].copy_(mean[i]);
   newest.averaged_from = static_cast<std::int64_t>(inputs.size());
   // save_checkpoint refuses a non-finite mean, so no NaN average is ever written.
   save_checkpoint(output, *model, nullptr, newest, newest_config);

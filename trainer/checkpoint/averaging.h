@@ -1,7 +1,8 @@
 #pragma once
 // Checkpoint averaging (paper section 6.1: the last 5 checkpoints for base models, the last 20
-// for big ones). Parameters are averaged element-wise as a running mean, reading one checkpoint
-// at a time: memory holds the mean and one model, two models whatever K.
+// for big ones). Parameters are averaged element-wise as a running mean in float32, reading one
+// tensor of one checkpoint at a time: memory holds the mean (one model) and one tensor, whatever K,
+// and the average is written as every checkpoint is, in bounded memory.
 
 #include <cstdint>
 #include <string>

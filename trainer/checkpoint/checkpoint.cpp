@@ -11,7 +11,9 @@
 #include <zlib.h>
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
+#include <limits>
 #include <mutex>
 #include <sstream>
 #include <type_traits>
@@ -42,19 +44,51 @@ std::int64_t crc32_of(const at::Tensor& cpu) {
   return static_cast<std::int64_t>(crc32_z(crc32_z(0L, Z_NULL, 0), bytes, size));
 }
 
+// NaNs and infinities in a float32 host tensor as stored, counted in place: at::isfinite would
+// allocate temporaries of nearly twice the tensor's size.
 std::int64_t count_non_finite(const at::Tensor& cpu) {
-  return cpu.numel() - at::isfinite(cpu).sum().item<std::int64_t>();
+  const float* values = cpu.data_ptr<float>();
+  std::int64_t bad = 0;
+  for (std::int64_t i = 0; i < cpu.numel(); ++i) {
+    bad += !(std::fabs(values[i]) <= std::numeric_limits<float>::max());  // NaN compares false
+  }
+  return bad;
 }
 
-void write_tensor(Hdf5File& h5, const std::string& name, const at::Tensor& tensor) {
-  const auto cpu = tensor.detach().to(at::kCPU, at::kFloat).contiguous();
-  if (const auto bad = count_non_finite(cpu); bad > 0) {
-    throw std::runtime_error(fmt::format(
-        "'{}' holds {} non-finite values (NaN or Inf): refusing to save it", name, bad));
-  }
-  h5.write_array(name, cpu.data_ptr<float>(), shape_of(cpu));
-  h5.set_attribute(name, "crc32", crc32_of(cpu));
+// A tensor as stored: float32, row-major, in host memory (the tensor itself when it already is).
+at::Tensor stored_form(const at::Tensor& tensor) {
+  return tensor.detach().to(at::kCPU, at::kFloat).contiguous();
 }
+
+// The tensors of one checkpoint. Each is checked and checksummed as it is added, its dataset only
+// reserved in the file; write() then copies their bytes into the file one tensor at a time, from
+// the tensors' own memory when they are float32 on the host.
+class TensorWriter {
+ public:
+  explicit TensorWriter(Hdf5File& h5) : h5_(h5) {}
+
+  void add(const std::string& name, const at::Tensor& tensor) {
+    const auto cpu = stored_form(tensor);
+    if (const auto bad = count_non_finite(cpu); bad > 0) {
+      throw std::runtime_error(fmt::format(
+          "'{}' holds {} non-finite values (NaN or Inf): refusing to save it", name, bad));
+    }
+    h5_.reserve_array<float>(name, shape_of(cpu));
+    h5_.set_attribute(name, "crc32", crc32_of(cpu));
+    tensors_.push_back(tensor);
+  }
+
+  void write(const std::string& path) {
+    h5_.save(path, [this](std::size_t index, const Hdf5File::ByteSink& sink) {
+      const auto cpu = stored_form(tensors_[index]);
+      sink(cpu.data_ptr(), static_cast<std::size_t>(cpu.numel()) * cpu.element_size());
+    });
+  }
+
+ private:
+  Hdf5File& h5_;
+  std::vector<at::Tensor> tensors_;  // in the order their datasets were reserved
+};
 
 // Format 2 files carry a checksum per tensor; `checked` is false for format 1.
 void verify_checksum(const Hdf5File& h5, const std::string& name, const at::Tensor& cpu,
@@ -70,7 +104,9 @@ void verify_checksum(const Hdf5File& h5, const std::string& name, const at::Tens
   }
 }
 
-at::Tensor read_tensor(const Hdf5File& h5, const std::string& name, const at::Tensor& like,
+// A stored tensor of `like`'s shape, verified, as float32 in host memory: one tensor's worth of
+// memory, read straight into by HDF5.
+at::Tensor read_stored(const Hdf5File& h5, const std::string& name, const at::Tensor& like,
                        bool checked) {
   const auto stored = h5.shape(name);
   if (stored != shape_of(like)) {
@@ -86,7 +122,12 @@ at::Tensor read_tensor(const Hdf5File& h5, const std::string& name, const at::Te
         fmt::format("{}: '{}' holds {} non-finite values (NaN or Inf): refusing to load it",
                     h5.path(), name, bad));
   }
-  return cpu.to(like.device(), like.scalar_type());
+  return cpu;
+}
+
+at::Tensor read_tensor(const Hdf5File& h5, const std::string& name, const at::Tensor& like,
+                       bool checked) {
+  return read_stored(h5, name, like, checked).to(like.device(), like.scalar_type());
 }
 
 void write_rng(Hdf5File& h5, const std::string& name, at::Generator generator) {
@@ -104,14 +145,15 @@ void read_rng(const Hdf5File& h5, const std::string& name, at::Generator generat
   generator.set_state(state);
 }
 
-void write_optimizer(Hdf5File& h5, const torch::nn::Module& model, const torch::optim::Adam& adam) {
+void write_optimizer(Hdf5File& h5, TensorWriter& tensors, const torch::nn::Module& model,
+                     const torch::optim::Adam& adam) {
   std::int64_t step = 0;
   for (const auto& item : model.named_parameters()) {
     const auto it = adam.state().find(adam_state_key(adam.state(), item.value()));
     if (it == adam.state().end()) continue;  // no update yet
     const auto& s = static_cast<const torch::optim::AdamParamState&>(*it->second);
-    write_tensor(h5, "/optimizer/" + item.key() + "/exp_avg", s.exp_avg());
-    write_tensor(h5, "/optimizer/" + item.key() + "/exp_avg_sq", s.exp_avg_sq());
+    tensors.add("/optimizer/" + item.key() + "/exp_avg", s.exp_avg());
+    tensors.add("/optimizer/" + item.key() + "/exp_avg_sq", s.exp_avg_sq());
     step = s.step();
   }
   h5.set_attribute("/", "optimizer_step", step);
@@ -126,11 +168,26 @@ void read_optimizer(const Hdf5File& h5, const torch::nn::Module& model, torch::o
       if (step > 0) throw std::runtime_error(h5.path() + ": no optimizer state for " + item.key());
       continue;
     }
+    const auto key = adam_state_key(adam.state(), item.value());
+    const auto it = adam.state().find(key);
+    if (it != adam.state().end()) {
+      // Into the moments the optimizer holds: one stored tensor in memory at a time, where new
+      // moments would hold two and the old ones until replaced.
+      auto& s = static_cast<torch::optim::AdamParamState&>(*it->second);
+      if (s.exp_avg().defined() && s.exp_avg_sq().defined() &&
+          s.exp_avg().sizes() == item.value().sizes() &&
+          s.exp_avg_sq().sizes() == item.value().sizes()) {
+        s.step(step);
+        s.exp_avg().copy_(read_stored(h5, base + "/exp_avg", item.value(), checked));
+        s.exp_avg_sq().copy_(read_stored(h5, base + "/exp_avg_sq", item.value(), checked));
+        continue;
+      }
+    }
     auto state = std::make_unique<torch::optim::AdamParamState>();
     state->step(step);
     state->exp_avg(read_tensor(h5, base + "/exp_avg", item.value(), checked));
     state->exp_avg_sq(read_tensor(h5, base + "/exp_avg_sq", item.value(), checked));
-    adam.state()[adam_state_key(adam.state(), item.value())] = std::move(state);
+    adam.state()[key] = std::move(state);
   }
 }
 
@@ -201,6 +258,32 @@ TrainingState read_state(const Hdf5File& h5) {
   return s;
 }
 
+// Hands `use` every parameter of `like` as stored in the checkpoint `h5` (see read_parameters).
+void read_model_tensors(const Hdf5File& h5, const torch::nn::Module& like,
+                        const RunConfig& expected, const ParameterUse& use) {
+  const std::string& path = h5.path();
+  const RunConfig stored = parse_run_config(h5.string_attribute("/", "config"), path);
+  const auto differences = model_config_differences(stored.model, expected.model);
+  if (!differences.empty()) {
+    throw std::runtime_error(fmt::format(
+        "{}: checkpoint was trained with a different model config ({}); load it with its own "
+        "config or start a new run",
+        path, fmt::join(differences, "; ")));
+  }
+  const bool checked = has_checksums(h5);
+  if (!checked) {
+    spdlog::warn("{}: a format 1 checkpoint (before checksums): its tensors cannot be verified",
+                 path);
+  }
+  const auto params = like.named_parameters();
+  for (std::size_t i = 0; i < params.size(); ++i) {
+    const std::string name = "/model/" + params[i].key();
+    if (!h5.exists(name))
+      throw std::runtime_error(path + ": parameter " + params[i].key() + " missing");
+    use(i, read_stored(h5, name, params[i].value(), checked));
+  }
+}
+
 }  // namespace
 
 std::vector<std::string> model_config_differences(const model::ModelConfig& a,
@@ -221,12 +304,14 @@ void save_checkpoint(const std::string& path, const torch::nn::Module& model,
                      const torch::optim::Adam* optimizer, const TrainingState& state,
                      const RunConfig& config) {
   try {
-    // Built in memory and written by one checked write: HDF5 never meets a full disk itself.
-    Hdf5File h5(path, Hdf5File::Mode::kInMemory);
+    // HDF5 builds the structure in memory and never meets a full disk itself; the tensors' bytes
+    // go from their memory into the file by checked writes of ours.
+    Hdf5File h5(path, Hdf5File::Mode::kStreaming);
+    TensorWriter tensors(h5);
     for (const auto& item : model.named_parameters())
-      write_tensor(h5, "/model/" + item.key(), item.value());
+      tensors.add("/model/" + item.key(), item.value());
     if (optimizer != nullptr)
-      write_optimizer(h5, model, *optimizer);
+      write_optimizer(h5, tensors, model, *optimizer);
     else
       h5.set_attribute("/", "optimizer_step", std::int64_t{0});
     write_rng(h5, "/rng/cpu", at::globalContext().defaultGenerator(at::kCPU));
@@ -236,7 +321,7 @@ void save_checkpoint(const std::string& path, const torch::nn::Module& model,
     write_state(h5, state, config);
     // A temporary name, checked writes, fsync, rename: nothing half-written stays under either
     // name, and an earlier file at `path` is untouched.
-    h5.save(path);
+    tensors.write(path);
   } catch (const std::exception& e) {
     throw std::runtime_error(fmt::format("checkpoint {} not written: {}", path, e.what()));
   }
@@ -251,31 +336,23 @@ TrainingState read_training_state(const std::string& path) {
   return read_state(open_checkpoint(path));
 }
 
+TrainingState read_parameters(const std::string& path, const torch::nn::Module& like,
+                              const RunConfig& expected, const ParameterUse& use) {
+  const Hdf5File h5 = open_checkpoint(path);
+  read_model_tensors(h5, like, expected, use);
+  return read_state(h5);
+}
+
 TrainingState load_checkpoint(const std::string& path, torch::nn::Module& model,
                               torch::optim::Adam* optimizer, const RunConfig& expected) {
   const Hdf5File h5 = open_checkpoint(path);
-  const RunConfig stored = parse_run_config(h5.string_attribute("/", "config"), path);
-  const auto differences = model_config_differences(stored.model, expected.model);
-  if (!differences.empty()) {
-    throw std::runtime_error(fmt::format(
-        "{}: checkpoint was trained with a different model config ({}); load it with its own "
-        "config or start a new run",
-        path, fmt::join(differences, "; ")));
-  }
-  const bool checked = has_checksums(h5);
-  if (!checked) {
-    spdlog::warn("{}: a format 1 checkpoint (before checksums): its tensors cannot be verified",
-                 path);
-  }
   {
     torch::NoGradGuard no_grad;
-    for (auto& item : model.named_parameters()) {
-      const std::string name = "/model/" + item.key();
-      if (!h5.exists(name))
-        throw std::runtime_error(path + ": parameter " + item.key() + " missing");
-      item.value().copy_(read_tensor(h5, name, item.value(), checked));
-    }
+    const auto params = model.parameters();
+    read_model_tensors(h5, model, expected,
+                       [&](std::size_t i, at::Tensor stored) { params[i].copy_(stored); });
   }
+  const bool checked = has_checksums(h5);
   if (optimizer != nullptr) {
     read_optimizer(h5, model, *optimizer, checked);
     read_rng(h5, "/rng/cpu", at::globalContext().defaultGenerator(at::kCPU), checked);

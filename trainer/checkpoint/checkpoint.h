@@ -15,8 +15,11 @@
 //   optimizer_step, best_valid_nll, validations_without_improvement, elapsed_seconds,
 //   averaged_from (0, or how many checkpoints were averaged), vocab_sha256 (the SentencePiece
 //   model the run was trained with, as in the shards' manifest), config (the resolved YAML)
-// Built in memory, written to a temporary file with checked writes, fsynced and renamed: a
-// checkpoint is complete or absent, and a full disk is an error naming the file and the cause.
+// Written in memory bounded by one tensor, whatever the checkpoint's size: HDF5 lays out the file
+// in memory (metadata only; the tensors' datasets reserved, contiguous), then the file is written
+// to a temporary name with checked writes, each tensor's bytes straight from its memory, fsynced
+// and renamed: a checkpoint is complete or absent, and a full disk is an error naming the file and
+// the cause that leaves HDF5 and the process sound. Read tensor by tensor likewise.
 // Nothing non-finite is written, and loading verifies every tensor's checksum and finiteness: a
 // flipped bit or a NaN is an error naming the file and the tensor. Format 1 files (no checksums,
 // no vocabulary hash) still load, with a warning.
@@ -25,6 +28,7 @@
 #include <torch/optim/adam.h>
 
 #include <cstdint>
+#include <functional>
 #include <limits>
 #include <string>
 #include <vector>
@@ -69,6 +73,15 @@ TrainingState read_training_state(const std::string& path);
 // not match and a non-finite value (each naming the file and the tensor).
 TrainingState load_checkpoint(const std::string& path, torch::nn::Module& model,
                               torch::optim::Adam* optimizer, const RunConfig& expected);
+
+// Receives parameter `index` (in `like.named_parameters()` order) as stored: a float32 host
+// tensor of its shape, verified, which the receiver may keep or overwrite.
+using ParameterUse = std::function<void(std::size_t index, at::Tensor stored)>;
+// Reads the parameters of the checkpoint at `path` one at a time, with load_checkpoint's checks
+// (model config against `expected`, presence, shape, checksum, finiteness), and hands each to
+// `use`: memory holds one stored tensor at a time. Returns the checkpoint's training state.
+TrainingState read_parameters(const std::string& path, const torch::nn::Module& like,
+                              const RunConfig& expected, const ParameterUse& use);
 
 // Refuses (std::runtime_error naming both hashes) to use the checkpoint at `path` with a
 // vocabulary other than the one it was trained with; `vocab_name` names the vocabulary's file in

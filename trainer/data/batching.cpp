@@ -5,7 +5,9 @@
 #include <algorithm>
 #include <random>
 
+#include "common/mix64.h"
 #include "preprocess/vocabulary.h"
+#include "trainer/data/block_permutation.h"
 
 namespace nmt::data {
 namespace {
@@ -19,10 +21,54 @@ void shuffle(std::vector<T>& items, std::mt19937_64& rng) {
   }
 }
 
-std::mt19937_64 epoch_rng(std::uint64_t seed, std::int64_t epoch) {
-  std::seed_seq sequence{static_cast<std::uint32_t>(seed), static_cast<std::uint32_t>(seed >> 32),
-                         static_cast<std::uint32_t>(epoch), 0x6e6d74u};
+std::mt19937_64 pool_rng(std::uint64_t seed, std::int64_t epoch, std::int64_t pool) {
+  std::seed_seq sequence{
+      static_cast<std::uint32_t>(seed),       static_cast<std::uint32_t>(seed >> 32),
+      static_cast<std::uint32_t>(epoch),      static_cast<std::uint32_t>(pool),
+      static_cast<std::uint32_t>(pool >> 32), 0x6e6d74u};
   return std::mt19937_64(sequence);
+}
+
+struct Entry {
+  std::int64_t index;
+  preprocess::PairLengths lengths;
+};
+
+// Stable: pairs of equal lengths keep the (shuffled) order they came in.
+void sort_by_length(std::vector<Entry>& entries) {
+  std::stable_sort(entries.begin(), entries.end(), [](const Entry& a, const Entry& b) {
+    return std::make_pair(a.lengths.src, a.lengths.tgt) <
+           std::make_pair(b.lengths.src, b.lengths.tgt);
+  });
+}
+
+// Cuts length-sorted pairs into batches whose padded sizes (rows x longest, with BOS/EOS) stay
+// within the budgets.
+BatchPlan fill_batches(const std::vector<Entry>& sorted, const DataConfig& config) {
+  BatchPlan plan;
+  std::vector<std::int64_t> current;
+  std::int64_t max_src = 0, max_tgt = 0;
+  for (const auto& entry : sorted) {
+    const auto src_len = entry.lengths.src + 1;
+    const auto tgt_len = entry.lengths.tgt + 1;
+    const auto rows = static_cast<std::int64_t>(current.size()) + 1;
+    const bool fits = rows * std::max(max_src, src_len) <= config.max_src_tokens &&
+                      rows * std::max(max_tgt, tgt_len) <= config.max_tgt_tokens;
+    if (!fits && !current.empty()) {
+      plan.push_back(std::move(current));
+      current.clear();
+      max_src = max_tgt = 0;
+    }
+    current.push_back(entry.index);
+    max_src = std::max(max_src, src_len);
+    max_tgt = std::max(max_tgt, tgt_len);
+  }
+  if (!current.empty()) plan.push_back(std::move(current));
+  return plan;
+}
+
+std::int64_t ceil_div(std::int64_t a, std::int64_t b) {
+  return (a + b - 1) / b;
 }
 
 }  // namespace
@@ -31,79 +77,92 @@ TokenBatcher::TokenBatcher(const preprocess::ShardDataset& data, const DataConfi
                            std::uint64_t seed)
     : data_(data), config_(config), seed_(seed) {
   std::int64_t tgt_total = 0;
-  for (std::int64_t i = 0; i < data.size(); ++i) {
-    const auto pair = data.pair(i);
-    // +1: EOS on the source, BOS/EOS on the target sides.
-    const auto src_len = static_cast<std::int64_t>(pair.src.size) + 1;
-    const auto tgt_len = static_cast<std::int64_t>(pair.tgt.size) + 1;
-    if (src_len > config.max_length || tgt_len > config.max_length) {
+  data.scan_lengths([&](std::int64_t, const preprocess::PairLengths& lengths) {
+    if (!eligible(lengths)) {
       ++skipped_;
-      continue;
+      return;
     }
-    eligible_.push_back(i);
-    tgt_total += tgt_len;
-  }
-  const double mean_tgt =
-      eligible_.empty() ? 1.0 : static_cast<double>(tgt_total) / eligible_.size();
+    ++eligible_;
+    tgt_total += lengths.tgt + 1;  // + BOS/EOS
+  });
+  const double mean_tgt = eligible_ == 0 ? 1.0 : static_cast<double>(tgt_total) / eligible_;
   const auto per_batch =
       std::max<std::int64_t>(1, static_cast<std::int64_t>(config.max_tgt_tokens / mean_tgt));
-  pool_pairs_ = config.bucket_pool * per_batch;
+  const std::int64_t pool_pairs = config.bucket_pool * per_batch;
+  blocks_ = ceil_div(data.size(), kBlockPairs);
+  blocks_per_pool_ = std::max<std::int64_t>(1, ceil_div(pool_pairs, kBlockPairs));
+  pools_ = ceil_div(blocks_, blocks_per_pool_);
 }
 
-void TokenBatcher::sort_by_length(std::vector<std::int64_t>::iterator begin,
-                                  std::vector<std::int64_t>::iterator end) const {
-  std::stable_sort(begin, end, [this](std::int64_t a, std::int64_t b) {
-    const auto pa = data_.pair(a), pb = data_.pair(b);
-    return std::make_pair(pa.src.size, pa.tgt.size) < std::make_pair(pb.src.size, pb.tgt.size);
-  });
+bool TokenBatcher::eligible(const preprocess::PairLengths& lengths) const {
+  // +1: EOS on the source, BOS/EOS on the target sides.
+  return lengths.src + 1 <= config_.max_length && lengths.tgt + 1 <= config_.max_length;
 }
 
-BatchPlan TokenBatcher::fill_batches(const std::vector<std::int64_t>& sorted) const {
-  BatchPlan plan;
-  std::vector<std::int64_t> current;
-  std::int64_t max_src = 0, max_tgt = 0;
-  for (const auto index : sorted) {
-    const auto pair = data_.pair(index);
-    const auto src_len = static_cast<std::int64_t>(pair.src.size) + 1;
-    const auto tgt_len = static_cast<std::int64_t>(pair.tgt.size) + 1;
-    const auto rows = static_cast<std::int64_t>(current.size()) + 1;
-    const bool fits = rows * std::max(max_src, src_len) <= config_.max_src_tokens &&
-                      rows * std::max(max_tgt, tgt_len) <= config_.max_tgt_tokens;
-    if (!fits && !current.empty()) {
-      plan.push_back(std::move(current));
-      current.clear();
-      max_src = max_tgt = 0;
+BatchPlan TokenBatcher::pool_plan(std::int64_t epoch, std::int64_t pool) const {
+  const BlockPermutation blocks(
+      static_cast<std::uint64_t>(blocks_),
+      splitmix64_finalize(seed_ ^ (static_cast<std::uint64_t>(epoch) * kSplitMix64Gamma)));
+  std::vector<Entry> entries;
+  const auto last = std::min(blocks_, (pool + 1) * blocks_per_pool_);
+  for (auto j = pool * blocks_per_pool_; j < last; ++j) {
+    const auto block = static_cast<std::int64_t>(blocks(static_cast<std::uint64_t>(j)));
+    const auto end = std::min(data_.size(), (block + 1) * kBlockPairs);
+    for (auto i = block * kBlockPairs; i < end; ++i) {
+      const auto lengths = data_.lengths(i);
+      if (eligible(lengths)) entries.push_back({i, lengths});
     }
-    current.push_back(index);
-    max_src = std::max(max_src, src_len);
-    max_tgt = std::max(max_tgt, tgt_len);
   }
-  if (!current.empty()) plan.push_back(std::move(current));
-  return plan;
-}
-
-BatchPlan TokenBatcher::epoch_plan(std::int64_t epoch) const {
-  auto rng = epoch_rng(seed_, epoch);
-  auto order = eligible_;
-  shuffle(order, rng);
-  BatchPlan plan;
-  for (std::size_t start = 0; start < order.size();
-       start += static_cast<std::size_t>(pool_pairs_)) {
-    const auto end = std::min(order.size(), start + static_cast<std::size_t>(pool_pairs_));
-    sort_by_length(order.begin() + static_cast<std::ptrdiff_t>(start),
-                   order.begin() + static_cast<std::ptrdiff_t>(end));
-    auto pool = fill_batches({order.begin() + static_cast<std::ptrdiff_t>(start),
-                              order.begin() + static_cast<std::ptrdiff_t>(end)});
-    for (auto& batch : pool) plan.push_back(std::move(batch));
-  }
+  auto rng = pool_rng(seed_, epoch, pool);
+  shuffle(entries, rng);
+  sort_by_length(entries);
+  auto plan = fill_batches(entries, config_);
   shuffle(plan, rng);
   return plan;
 }
 
+BatchPlan TokenBatcher::epoch_plan(std::int64_t epoch) const {
+  BatchPlan plan;
+  for (std::int64_t p = 0; p < pools_; ++p) {
+    for (auto& batch : pool_plan(epoch, p)) plan.push_back(std::move(batch));
+  }
+  return plan;
+}
+
 BatchPlan TokenBatcher::sequential_plan() const {
-  auto order = eligible_;
-  sort_by_length(order.begin(), order.end());
-  return fill_batches(order);
+  std::vector<Entry> entries;
+  data_.scan_lengths([&](std::int64_t i, const preprocess::PairLengths& lengths) {
+    if (eligible(lengths)) entries.push_back({i, lengths});
+  });
+  sort_by_length(entries);
+  return fill_batches(entries, config_);
+}
+
+EpochPlan::EpochPlan(const TokenBatcher& batcher, std::int64_t epoch)
+    : batcher_(batcher), epoch_(epoch) {}
+
+const BatchPlan& EpochPlan::pool(std::int64_t p) {
+  for (const auto& [index, batches] : kept_) {
+    if (index == p) return batches;
+  }
+  batcher_.release_pages();  // the pages of pools planned before
+  if (kept_.size() == kKeptPools) kept_.erase(kept_.begin());
+  kept_.emplace_back(p, batcher_.pool_plan(epoch_, p));
+  return kept_.back().second;
+}
+
+const std::vector<std::int64_t>* EpochPlan::batch(std::int64_t b) {
+  if (b < 0) return nullptr;
+  while (pool_ends_.empty() || pool_ends_.back() <= b) {
+    const auto p = static_cast<std::int64_t>(pool_ends_.size());
+    if (p == batcher_.pools()) return nullptr;
+    const auto size = static_cast<std::int64_t>(pool(p).size());
+    pool_ends_.push_back((p == 0 ? 0 : pool_ends_.back()) + size);
+  }
+  const auto p = static_cast<std::size_t>(
+      std::upper_bound(pool_ends_.begin(), pool_ends_.end(), b) - pool_ends_.begin());
+  const auto first = p == 0 ? 0 : pool_ends_[p - 1];
+  return &pool(static_cast<std::int64_t>(p))[static_cast<std::size_t>(b - first)];
 }
 
 Batch TokenBatcher::make_batch(const std::vector<std::int64_t>& indices) const {

@@ -31,23 +31,27 @@ BatchStream::BatchStream(const data::TokenBatcher& batcher, int rank, int ranks,
   }
 }
 
-const data::BatchPlan& BatchStream::plan(std::int64_t epoch) {
-  if (plan_epoch_ != epoch) {
-    plan_ = batcher_.epoch_plan(epoch);
-    plan_epoch_ = epoch;
-    if (plan_.empty()) throw std::runtime_error("no training batches: is the train split empty?");
+data::EpochPlan& BatchStream::plan(std::int64_t epoch) {
+  if (!plan_ || plan_->epoch() != epoch) {
+    plan_.emplace(batcher_, epoch);
+    if (plan_->batch(0) == nullptr) {
+      throw std::runtime_error("no training batches: is the train split empty?");
+    }
   }
-  return plan_;
+  return *plan_;
+}
+
+bool BatchStream::update_fits(std::int64_t epoch, std::int64_t first) {
+  return plan(epoch).batch(first + update_batches_ - 1) != nullptr;
 }
 
 BatchStream::Prepared BatchStream::prepare(Cursor at) {
   auto& update = at.update;
-  while (update.batch_in_epoch + update_batches_ >
-         static_cast<std::int64_t>(plan(update.epoch).size())) {
+  while (!update_fits(update.epoch, update.batch_in_epoch)) {
     if (update.batch_in_epoch == 0) {
-      throw std::runtime_error(fmt::format(
-          "an epoch has {} batches, fewer than the {} of one update (train.update_batches)",
-          plan(update.epoch).size(), update_batches_));
+      throw std::runtime_error(
+          fmt::format("an epoch has fewer batches than the {} of one update (train.update_batches)",
+                      update_batches_));
     }
     ++update.epoch;
     update.batch_in_epoch = 0;
@@ -55,13 +59,12 @@ BatchStream::Prepared BatchStream::prepare(Cursor at) {
   Prepared p;
   p.at = at;
   p.index_in_update = rank_ * per_rank_ + at.part;
-  p.batch = batcher_.make_batch(
-      plan(update.epoch)[static_cast<std::size_t>(update.batch_in_epoch + p.index_in_update)]);
+  p.batch =
+      batcher_.make_batch(*plan(update.epoch).batch(update.batch_in_epoch + p.index_in_update));
   p.after = {update, at.part + 1};
   if (p.after.part == per_rank_) {  // the update's last batch: the next update, maybe next epoch
     p.after = {{update.epoch, update.batch_in_epoch + update_batches_}, 0};
-    if (p.after.update.batch_in_epoch + update_batches_ >
-        static_cast<std::int64_t>(plan(update.epoch).size())) {
+    if (!update_fits(update.epoch, p.after.update.batch_in_epoch)) {
       p.after.update = {update.epoch + 1, 0};
     }
   }

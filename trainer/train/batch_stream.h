@@ -66,7 +66,9 @@ class BatchStream {
     data::Batch batch;
   };
   Prepared prepare(Cursor at);
-  const data::BatchPlan& plan(std::int64_t epoch);
+  data::EpochPlan& plan(std::int64_t epoch);
+  // Whether `epoch` has a full update starting at batch `first`.
+  bool update_fits(std::int64_t epoch, std::int64_t first);
 
   const data::TokenBatcher& batcher_;
   int rank_;
@@ -75,8 +77,7 @@ class BatchStream {
   Cursor cursor_;
   std::int64_t last_index_ = 0;
   std::optional<Prepared> ahead_;
-  data::BatchPlan plan_;
-  std::int64_t plan_epoch_ = -1;
+  std::optional<data::EpochPlan> plan_;
 };
 
 }  // namespace nmt::train

@@ -187,12 +187,15 @@ void Trainer::Impl::setup(const std::string& resume_from) {
   if (device.is_cuda()) runtime::configure_cuda_matmuls(precision);
   scaler = runtime::LossScaler(precision == runtime::Precision::kFp16);
   choose_update_batches(config, resumed, comm);
-  train_data = preprocess::ShardDataset::open(config.data.dir, config.data.train_split);
+  preprocess::DatasetOptions data_options;
+  data_options.verify_checksums = config.data.verify_checksums;
+  train_data =
+      preprocess::ShardDataset::open(config.data.dir, config.data.train_split, data_options);
   train_batches = std::make_unique<data::TokenBatcher>(train_data, config.data, t.seed);
   batches = std::make_unique<BatchStream>(*train_batches, comm.rank(), comm.size(),
                                           t.update_batches, device);
   if (!config.data.valid_split.empty()) {
-    preprocess::DatasetOptions same_vocab;
+    preprocess::DatasetOptions same_vocab = data_options;
     same_vocab.expect_vocab_sha256 = train_data.manifest().vocab_sha256;
     valid_data =
         preprocess::ShardDataset::open(config.data.dir, config.data.valid_split, same_vocab);

@@ -1,0 +1,213 @@
+// Checkpoint time and memory at the paper's big model (configs/big.yaml: 214,245,376 parameters,
+// 37,000-token shared vocabulary) with Adam's state, the checkpoint a big run writes: parameters,
+// exp_avg and exp_avg_sq (about 2.6 GB; built without training). Times one save, one load into the
+// same model and optimizer, and nmt-average of K copies of the saved file (hard links in the same
+// folder: the file is read from the page cache after the first), and prints each one's peak
+// resident memory above what the process held before it, beside the state's size (the averaging's
+// beside the parameters' size, the model it holds). The old path, the same datasets built in
+// memory by HDF5's core driver (Hdf5File::Mode::kInMemory) and written from a copy of the image,
+// is timed and measured in the same run for comparison.
+//
+//   build/bench/checkpoint_memory_bench [--config configs/big.yaml] [--set model.layers=2 ...]
+//       [--dir DIR] [--average 20] [--no-in-memory]
+//
+// Memory is VmHWM - VmRSS from /proc/self/status, the high-water mark reset before each step
+// (/proc/self/clear_refs) after the allocator has given freed memory back; the allocator is the
+// tools' (tcmalloc), with its default settings. DIR (default: a fresh folder under the system's
+// temporary folder, removed at the end) needs room for two checkpoints.
+
+#include <ATen/ops/rand.h>
+#include <ATen/ops/randn.h>
+#include <dlfcn.h>
+#include <fmt/format.h>
+#include <malloc.h>
+#include <torch/utils.h>
+#include <zlib.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <iostream>
+#include <random>
+
+#include "common/cli.h"
+#include "common/hdf5_file.h"
+#include "trainer/checkpoint/averaging.h"
+#include "trainer/checkpoint/checkpoint.h"
+#include "trainer/model/transformer.h"
+#include "trainer/optim/adam_state.h"
+#include "trainer/train_config.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+
+std::int64_t status_bytes(const std::string& key) {
+  std::ifstream in("/proc/self/status");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind(key + ":", 0) == 0) return std::stoll(line.substr(key.size() + 1)) * 1024;
+  }
+  throw std::runtime_error("/proc/self/status has no " + key);
+}
+
+struct Measurement {
+  double seconds = 0;
+  std::int64_t peak_extra = 0;  // bytes above the resident memory before the step
+};
+
+Measurement measure(const std::function<void()>& step) {
+  using Release = void (*)();
+  if (auto release =
+          reinterpret_cast<Release>(dlsym(RTLD_DEFAULT, "MallocExtension_ReleaseFreeMemory"))) {
+    release();
+  }
+  malloc_trim(0);
+  std::ofstream clear("/proc/self/clear_refs");
+  clear << "5";  // VmHWM := VmRSS
+  clear.close();
+  if (!clear) throw std::runtime_error("cannot reset the peak memory (/proc/self/clear_refs)");
+  const std::int64_t before = status_bytes("VmRSS");
+  const auto start = std::chrono::steady_clock::now();
+  step();
+  const std::chrono::duration<double> took = std::chrono::steady_clock::now() - start;
+  return {took.count(), status_bytes("VmHWM") - before};
+}
+
+std::int64_t bytes_of(const std::vector<at::Tensor>& tensors) {
+  std::int64_t bytes = 0;
+  for (const auto& t : tensors) bytes += t.numel() * t.element_size();
+  return bytes;
+}
+
+// Adam's state as training leaves it: both moments of every parameter.
+void fill_adam_state(const torch::nn::Module& model, torch::optim::Adam& adam) {
+  for (const auto& p : model.parameters()) {
+    auto state = std::make_unique<torch::optim::AdamParamState>();
+    state->step(1000);
+    state->exp_avg(at::randn(p.sizes()) * 1e-3);
+    state->exp_avg_sq(at::rand(p.sizes()) * 1e-6);
+    adam.state()[nmt::optim::adam_state_key(adam.state(), p)] = std::move(state);
+  }
+}
+
+// The old path's memory and time: the same tensors with their checksums, built in memory by
+// HDF5's core driver and written from a copy of the image.
+void save_in_memory(const std::string& path, const torch::nn::Module& model,
+                    const torch::optim::Adam& adam) {
+  nmt::Hdf5File h5(path, nmt::Hdf5File::Mode::kInMemory);
+  const auto add = [&](const std::string& name, const at::Tensor& t) {
+    const auto* bytes = static_cast<const Bytef*>(t.data_ptr());
+    const auto crc = crc32_z(0L, bytes, static_cast<z_size_t>(t.numel()) * t.element_size());
+    h5.write_array(name, t.data_ptr<float>(), t.sizes().vec());
+    h5.set_attribute(name, "crc32", static_cast<std::int64_t>(crc));
+  };
+  for (const auto& item : model.named_parameters()) {
+    add("/model/" + item.key(), item.value());
+    const auto& s = static_cast<const torch::optim::AdamParamState&>(
+        *adam.state().at(nmt::optim::adam_state_key(adam.state(), item.value())));
+    add("/optimizer/" + item.key() + "/exp_avg", s.exp_avg());
+    add("/optimizer/" + item.key() + "/exp_avg_sq", s.exp_avg_sq());
+  }
+  h5.save(path);
+}
+
+void print_row(const std::string& what, const Measurement& m, std::int64_t reference,
+               const std::string& reference_name) {
+  std::cout << fmt::format("{:<34}{:>9.1f}{:>14.1f}{:>10.3f}  of the {}\n", what, m.seconds,
+                           static_cast<double>(m.peak_extra) / 1e6,
+                           static_cast<double>(m.peak_extra) / static_cast<double>(reference),
+                           reference_name)
+            << std::flush;
+}
+
+struct Options {
+  std::string config = "configs/big.yaml";
+  std::vector<std::string> overrides;
+  std::string dir;
+  int average = 20;
+  bool in_memory = true;
+};
+
+void run(const Options& o) {
+  const auto config = nmt::load_run_config(o.config, o.overrides);
+  const fs::path dir = o.dir.empty()
+                           ? fs::temp_directory_path() /
+                                 fmt::format("checkpoint_memory_bench_{}", std::random_device{}())
+                           : fs::path(o.dir);
+  fs::create_directories(dir);
+  struct Cleanup {
+    fs::path dir;
+    bool remove;
+    ~Cleanup() {
+      std::error_code ec;
+      if (remove) fs::remove_all(dir, ec);
+    }
+  } cleanup{dir, o.dir.empty()};
+
+  torch::NoGradGuard no_grad;
+  std::int64_t params = 0, state = 0;
+  const std::string path = (dir / "step-00001000.h5").string();
+  {
+    nmt::model::Transformer model(config.model);
+    torch::optim::Adam adam(model->parameters());
+    fill_adam_state(*model, adam);
+    params = bytes_of(model->parameters());
+    state = 3 * params;
+    std::cout << fmt::format(
+        "{}: {} parameters; state with Adam's moments {:.1f} MB (parameters {:.1f} MB)\n", o.config,
+        model->parameter_count(), state / 1e6, params / 1e6);
+    std::cout << fmt::format("{:<34}{:>9}{:>14}{:>10}\n", "step", "wall s", "peak extra MB",
+                             "ratio");
+    nmt::checkpoint::TrainingState training;
+    training.step = 1000;
+    const auto save =
+        measure([&] { nmt::checkpoint::save_checkpoint(path, *model, &adam, training, config); });
+    print_row("save (streaming)", save, state, "state");
+    std::cout << fmt::format("  file: {:.1f} MB\n", fs::file_size(path) / 1e6);
+    if (o.in_memory) {
+      const std::string old_path = (dir / "in-memory.h5").string();
+      const auto old = measure([&] { save_in_memory(old_path, *model, adam); });
+      print_row("save (kInMemory, the old path)", old, state, "state");
+      fs::remove(old_path);
+    }
+    const auto load =
+        measure([&] { nmt::checkpoint::load_checkpoint(path, *model, &adam, config); });
+    print_row("load (into the same model, Adam)", load, state, "state");
+  }
+  std::vector<std::string> inputs;
+  const fs::path copies = dir / "average";
+  fs::create_directories(copies);
+  for (int k = 0; k < o.average; ++k) {
+    inputs.push_back((copies / fmt::format("step-{:08}.h5", k + 1)).string());
+    fs::create_hard_link(path, inputs.back());
+  }
+  const std::string output = (dir / "averaged.h5").string();
+  const auto average = measure([&] { nmt::checkpoint::average_checkpoints(inputs, output); });
+  print_row(fmt::format("average of {} (streaming)", o.average), average, params, "parameters");
+  std::cout << fmt::format("{:<34}{:>9}{:>14}{:>10.3f}  of the state\n", "", "", "",
+                           static_cast<double>(average.peak_extra) / static_cast<double>(state));
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"Checkpoint save, load and averaging: wall time and peak memory against the state",
+               "checkpoint_memory_bench"};
+  Options o;
+  nmt::LogOptions log;
+  log.tool = "checkpoint_memory_bench";
+  log.level = "warn";
+  app.add_option("--config", o.config, "Run config of the model")->capture_default_str();
+  app.add_option("--set", o.overrides, "Override a config key, e.g. model.layers=2");
+  app.add_option("--dir", o.dir, "Folder for the files (default: a temporary one, removed)");
+  app.add_option("--average", o.average, "Copies to average")->capture_default_str();
+  app.add_flag("!--no-in-memory", o.in_memory, "Skip the old path's save (kInMemory)");
+  nmt::add_logging_flags(app, log);
+  return nmt::run_tool(app, log, argc, argv, [&] {
+    if (o.average < 1) throw nmt::UsageError("--average must be at least 1");
+    run(o);
+    return 0;
+  });
+}

@@ -1,0 +1,121 @@
+// nmt-preprocess's YAML: one field list loads it, writes the manifest's copy (to_yaml) and
+// documents it; the copy's bytes, the strictness and the error locations are the promises here.
+
+#include "preprocess/preprocess_config.h"
+
+#include "common/config_loader.h"
+#include "test_utils.h"
+
+namespace nmt::preprocess {
+namespace {
+
+using testing::TempDir;
+using testing::write_text;
+
+PreprocessConfig sample_config() {
+  PreprocessConfig c;
+  c.out = "out";
+  c.threads = 4;
+  c.overwrite = true;
+  c.split("train").corpora.push_back({"a.en", "a.de", CorpusFormat::kAuto, 0, 1});
+  c.split("train").corpora.push_back({"b.tsv", "", CorpusFormat::kAuto, 2, 0});
+  c.split("train").corpora.push_back({"c.txt", "", CorpusFormat::kTsv, 0, 1});
+  c.split("valid").corpora.push_back({"v.en.sgm", "v.de.sgm", CorpusFormat::kAuto, 0, 1});
+  c.vocab.model_type = "unigram";
+  c.vocab.vocab_size = 8000;
+  c.vocab.seed = 42;
+  c.cleaning.dedupe = true;
+  c.cleaning.max_ratio = 2.5;
+  c.shards.pairs_per_shard = 1000;
+  c.shards.compression = 4;
+  c.sampling.copies = 2;
+  c.sampling.alpha = 0.2;
+  c.sampling.seed = 7;
+  return c;
+}
+
+// The manifest's copy of the config: what it holds and how it is written, byte for byte (two runs
+// with the same inputs write the same manifest.json), without the output directory and threads.
+TEST(PreprocessConfig, ManifestCopyIsStable) {
+  EXPECT_EQ(to_yaml(sample_config()),
+            "spm_model: \"\"\n"
+            "corpora:\n"
+            "  train:\n"
+            "    - {source: a.en, target: a.de, format: text}\n"
+            "    - {source: b.tsv, format: tsv, columns: [2, 0]}\n"
+            "    - {source: c.txt, format: tsv, columns: [0, 1]}\n"
+            "  valid:\n"
+            "    - {source: v.en.sgm, target: v.de.sgm, format: sgml}\n"
+            "  test:\n"
+            "    []\n"
+            "vocab:\n"
+            "  type: unigram\n"
+            "  size: 8000\n"
+            "  character_coverage: 1\n"
+            "  sample_sentences: 1000000\n"
+            "  max_sentence_length: 4192\n"
+            "  threads: 1\n"
+            "  seed: 42\n"
+            "cleaning:\n"
+            "  filter_eval_splits: false\n"
+            "  min_words: 1\n"
+            "  max_words: 250\n"
+            "  max_chars: 2000\n"
+            "  max_ratio: 2.5\n"
+            "  dedupe: true\n"
+            "shards:\n"
+            "  pairs_per_shard: 1000\n"
+            "  compression: 4\n"
+            "sampling:\n"
+            "  copies: 2\n"
+            "  alpha: 0.20000000000000001\n"  // yaml-cpp writes 17 digits
+            "  seed: 7\n");
+}
+
+TEST(PreprocessConfig, ManifestCopyReadsBack) {
+  TempDir dir;
+  const auto original = sample_config();
+  write_text(dir.file("copy.yaml"), to_yaml(original));
+  const auto again = load_preprocess_config(dir.file("copy.yaml"), {"out=out"});
+  EXPECT_EQ(to_yaml(again), to_yaml(original));
+  ASSERT_EQ(again.split("train").corpora.size(), 3u);
+  EXPECT_EQ(again.split("train").corpora[1].tsv_source_column, 2);
+  EXPECT_EQ(again.split("train").corpora[1].tsv_target_column, 0);
+  EXPECT_EQ(again.vocab.seed, 42u);
+  EXPECT_EQ(again.threads, 1);  // not in the copy: the default
+}
+
+TEST(PreprocessConfig, EmptyPathKeepsTheDefaults) {
+  const auto config = load_preprocess_config("", {});
+  EXPECT_EQ(to_yaml(config), to_yaml(PreprocessConfig{}));
+  EXPECT_EQ(config.vocab.vocab_size, 37000);
+  EXPECT_EQ(config.threads, 1);
+}
+
+TEST(PreprocessConfig, ErrorsNameFileLineAndKey) {
+  TempDir dir;
+  const auto file = dir.file("p.yaml");
+  write_text(file, "out: x\nthreads: many\n");
+  NMT_EXPECT_THROW_WITH(load_preprocess_config(file), ConfigError, "p.yaml:2:", "threads",
+                        "expected an integer, got 'many'");
+  write_text(file, "out: x\nshards:\n  pairs: 5\n");
+  NMT_EXPECT_THROW_WITH(load_preprocess_config(file), ConfigError,
+                        "p.yaml:3:", "unknown key 'shards.pairs'", "pairs_per_shard");
+  write_text(file, "corpora:\n  train:\n    - {target: b}\n");
+  NMT_EXPECT_THROW_WITH(load_preprocess_config(file), ConfigError,
+                        "p.yaml:3:", "corpora.train[0].source", "every corpus needs a source file");
+  write_text(file, "corpora:\n  valid:\n    - {source: a, format: csv}\n");
+  NMT_EXPECT_THROW_WITH(load_preprocess_config(file), ConfigError,
+                        "p.yaml:3:", "corpora.valid[0].format", "csv");
+  write_text(file, "corpora:\n  test:\n    - {source: a.tsv, columns: [1, 2, 3]}\n");
+  NMT_EXPECT_THROW_WITH(load_preprocess_config(file), ConfigError,
+                        "p.yaml:3:", "corpora.test[0].columns", "[source column, target column]");
+  write_text(file, "corpora:\n  dev: []\n");
+  NMT_EXPECT_THROW_WITH(load_preprocess_config(file), ConfigError,
+                        "p.yaml:2:", "unknown key 'corpora.dev'", "test, train, valid");
+  NMT_EXPECT_THROW_WITH(load_preprocess_config("", {"vocab.seed=-1"}), ConfigError, "vocab.seed",
+                        ">= 0");
+}
+
+}  // namespace
+}  // namespace nmt::preprocess
