@@ -131,7 +131,7 @@ int main(int argc, char** argv) {
   PreprocessConfig flags;  // holds the values of flags given on the command line
   nmt::LogOptions log;
   log.tool = "nmt-preprocess";
-  app.add_option("--config", cl.config_file, "YAML config (see preprocess/preprocess_config.h)");
+  app.add_option("--config", cl.config_file, "YAML config (every key: docs/config.md)");
   app.add_option("--set", cl.overrides, "Override a config key, e.g. --set vocab.size=8000");
   auto* out = app.add_option("--out", flags.out, "Output directory (must not exist)");
   auto* overwrite = app.add_flag(
