@@ -10,12 +10,11 @@
 #include <fmt/format.h>
 
 #include <chrono>
-#include <cstdio>
-#include <fstream>
 #include <iostream>
 #include <string>
 
 #include "common/cli.h"
+#include "common/proc_memory.h"
 #include "trainer/data/batching.h"
 
 namespace {
@@ -26,16 +25,9 @@ double seconds_since(std::chrono::steady_clock::time_point start) {
 
 // VmHWM, RssAnon and RssFile of this process, in MB.
 std::string memory_line() {
-  std::ifstream status("/proc/self/status");
-  long hwm = 0, anon = 0, file = 0;
-  for (std::string line; std::getline(status, line);) {
-    long kb = 0;
-    if (std::sscanf(line.c_str(), "VmHWM: %ld", &kb) == 1) hwm = kb;
-    if (std::sscanf(line.c_str(), "RssAnon: %ld", &kb) == 1) anon = kb;
-    if (std::sscanf(line.c_str(), "RssFile: %ld", &kb) == 1) file = kb;
-  }
-  return fmt::format("peak {} MB; now {} MB anonymous, {} MB file-backed", hwm / 1024, anon / 1024,
-                     file / 1024);
+  return fmt::format("peak {} MB; now {} MB anonymous, {} MB file-backed",
+                     nmt::proc_status_kb("VmHWM") / 1024, nmt::proc_status_kb("RssAnon") / 1024,
+                     nmt::proc_status_kb("RssFile") / 1024);
 }
 
 }  // namespace

@@ -33,6 +33,7 @@
 
 #include "common/cli.h"
 #include "common/hdf5_file.h"
+#include "common/proc_memory.h"
 #include "trainer/checkpoint/averaging.h"
 #include "trainer/checkpoint/checkpoint.h"
 #include "trainer/model/transformer.h"
@@ -44,12 +45,9 @@ namespace {
 namespace fs = std::filesystem;
 
 std::int64_t status_bytes(const std::string& key) {
-  std::ifstream in("/proc/self/status");
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.rfind(key + ":", 0) == 0) return std::stoll(line.substr(key.size() + 1)) * 1024;
-  }
-  throw std::runtime_error("/proc/self/status has no " + key);
+  const long kb = nmt::proc_status_kb(key);
+  if (kb < 0) throw std::runtime_error("/proc/self/status has no " + key);
+  return static_cast<std::int64_t>(kb) * 1024;
 }
 
 struct Measurement {
@@ -58,16 +56,9 @@ struct Measurement {
 };
 
 Measurement measure(const std::function<void()>& step) {
-  using Release = void (*)();
-  if (auto release =
-          reinterpret_cast<Release>(dlsym(RTLD_DEFAULT, "MallocExtension_ReleaseFreeMemory"))) {
-    release();
+  if (!nmt::reset_peak_memory()) {
+    throw std::runtime_error("cannot reset the peak memory (/proc/self/clear_refs)");
   }
-  malloc_trim(0);
-  std::ofstream clear("/proc/self/clear_refs");
-  clear << "5";  // VmHWM := VmRSS
-  clear.close();
-  if (!clear) throw std::runtime_error("cannot reset the peak memory (/proc/self/clear_refs)");
   const std::int64_t before = status_bytes("VmRSS");
   const auto start = std::chrono::steady_clock::now();
   step();

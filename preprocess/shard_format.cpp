@@ -109,6 +109,14 @@ const T* at_extent(const MappedFile& map, const Extent& extent) {
   return reinterpret_cast<const T*>(map.data() + extent.offset);
 }
 
+void check_sha256(const std::string& path, const ShardInfo& info) {
+  if (sha256_file(path) != info.sha256) {
+    throw std::runtime_error(path +
+                             ": SHA-256 differs from manifest.json: the file was changed or "
+                             "damaged; re-run nmt-preprocess");
+  }
+}
+
 std::string damaged(const std::string& path, const std::string& what) {
   return path + ": " + what + ": the shard is damaged; re-run nmt-preprocess";
 }
@@ -378,11 +386,7 @@ ShardDataset ShardDataset::open(const std::string& dir, const std::string& split
           "nmt-preprocess",
           path, bytes, info.bytes));
     }
-    if (options.verify_checksums && sha256_file(path) != info.sha256) {
-      throw std::runtime_error(path +
-                               ": SHA-256 differs from manifest.json: the file was changed "
-                               "or damaged; re-run nmt-preprocess");
-    }
+    if (options.verify_checksums) check_sha256(path, info);
     Shard shard = Shard::load(path);
     if (shard.header().vocab_sha256 != m.vocab_sha256 || shard.size() != info.pairs) {
       throw std::runtime_error(path + ": vocabulary or pair count disagrees with manifest.json");
@@ -427,11 +431,7 @@ void verify_checksums(const std::string& dir) {
     for (const auto& info : split.shards) {
       const std::string path = (std::filesystem::path(dir) / info.file).string();
       if (!std::filesystem::exists(path)) throw std::runtime_error(path + ": missing");
-      if (sha256_file(path) != info.sha256) {
-        throw std::runtime_error(path +
-                                 ": SHA-256 differs from manifest.json: the file was changed or "
-                                 "damaged; re-run nmt-preprocess");
-      }
+      check_sha256(path, info);
       done += static_cast<std::int64_t>(std::filesystem::file_size(path));
       progress.update(done, total > 0 ? static_cast<double>(done) / total : -1.0);
     }

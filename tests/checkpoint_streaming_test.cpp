@@ -20,6 +20,7 @@
 #include <set>
 
 #include "common/hdf5_file.h"
+#include "common/proc_memory.h"
 #include "common/sha256.h"
 #include "test_utils.h"
 #include "tiny_training.h"
@@ -52,12 +53,7 @@ std::vector<float> ramp(std::size_t n, float start) {
 
 // The process's memory as /proc/self/status reports it, in bytes ("VmRSS", "VmHWM").
 std::int64_t status_bytes(const std::string& key) {
-  std::ifstream in("/proc/self/status");
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.rfind(key + ":", 0) == 0) return std::stoll(line.substr(key.size() + 1)) * 1024;
-  }
-  return -1;
+  return static_cast<std::int64_t>(proc_status_kb(key)) * 1024;
 }
 
 // The peak resident memory above the resident memory at construction. Freed memory goes back to
@@ -68,20 +64,11 @@ class PeakMemory {
  public:
   PeakMemory() {
     using SetProperty = int (*)(const char*, std::size_t);
-    using Release = void (*)();
     if (auto set = reinterpret_cast<SetProperty>(
             dlsym(RTLD_DEFAULT, "MallocExtension_SetNumericProperty"))) {
       set("tcmalloc.aggressive_memory_decommit", 1);
     }
-    if (auto release =
-            reinterpret_cast<Release>(dlsym(RTLD_DEFAULT, "MallocExtension_ReleaseFreeMemory"))) {
-      release();
-    }
-    malloc_trim(0);
-    std::ofstream clear("/proc/self/clear_refs");
-    clear << "5";  // resets VmHWM to VmRSS
-    clear.close();
-    ok_ = clear.good();
+    ok_ = reset_peak_memory();
     base_ = status_bytes("VmRSS");
   }
   bool ok() const { return ok_ && base_ > 0; }

@@ -33,6 +33,7 @@
 #include <thread>
 #include <vector>
 
+#include "common/proc_memory.h"
 #include "tests/test_utils.h"
 
 extern char** environ;
@@ -41,14 +42,9 @@ namespace nmt::testing {
 
 namespace http = boost::beast::http;
 
-// A process's resident memory in kB from /proc/PID/status: "VmRSS" (now) or "VmHWM" (peak).
+// A process's resident memory in kB: "VmRSS" (now) or "VmHWM" (peak).
 inline long proc_status_kb(pid_t pid, const std::string& field) {
-  std::ifstream in("/proc/" + std::to_string(pid) + "/status");
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.rfind(field + ":", 0) == 0) return std::stol(line.substr(field.size() + 1));
-  }
-  return -1;
+  return nmt::proc_status_kb(field, pid);
 }
 
 // A connected TCP socket to 127.0.0.1 with receive/send timeouts. Models Beast's SyncReadStream
