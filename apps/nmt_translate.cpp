@@ -4,8 +4,11 @@
 // interactive stream each line is translated and printed once it is complete, on a file in windows
 // of --batch-window lines. A blank line gives an empty line. A source longer than the model's
 // source positions is truncated (default) or, with
-// --long-inputs split, translated in pieces whose translations share its output line. The
-// checkpoint carries its SentencePiece model, so it translates from any folder.
+// --long-inputs split, translated in pieces whose translations share its output line. Input that
+// is not clean UTF-8 text is translated too, one output line per input line: each byte that is
+// part of no well-formed UTF-8 sequence becomes U+FFFD and control characters (NUL...) are
+// removed, with warnings naming the first such lines and a count at the end. The checkpoint
+// carries its SentencePiece model, so it translates from any folder.
 
 #include <algorithm>
 #include <filesystem>
@@ -240,6 +243,16 @@ int run(const Options& o) {
     spdlog::info("{} input line(s) split into pieces that fit the model's {} source positions",
                  translator.split(), config.model.max_positions);
   }
+  if (const auto& bad = translator.invalid_utf8(); bad.count() > 0) {
+    spdlog::warn(
+        "{} input line(s) held invalid UTF-8 ({}): each byte that is part of no well-formed "
+        "UTF-8 sequence was replaced by U+FFFD before tokenizing",
+        bad.count(), bad.describe());
+  }
+  if (const auto& bad = translator.control_chars(); bad.count() > 0) {
+    spdlog::warn("{} input line(s) held control characters ({}): removed before tokenizing",
+                 bad.count(), bad.describe());
+  }
   for (const auto line : o.attention_lines) {
     if (line < 1 || line > lines) {
       throw std::invalid_argument(
@@ -310,7 +323,10 @@ int main(int argc, char** argv) {
       ->required();
   app.add_option("--spm-model", o.spm_model,
                  "SentencePiece model (default: the one the checkpoint carries)");
-  app.add_option("--input", o.input, "Input text, one sentence a line (default: stdin)");
+  app.add_option("--input", o.input,
+                 "Input text, one sentence a line (default: stdin); one output line per input "
+                 "line, also for invalid UTF-8 (each ill-formed byte becomes U+FFFD) and control "
+                 "characters such as NUL (removed), with a warning naming the lines");
   app.add_option("--output", o.output, "Output file (default: stdout)");
   app.add_option("--data", o.data_dir,
                  "Shard directory for --split (default: the checkpoint's data.dir)");

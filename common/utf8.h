@@ -36,4 +36,16 @@ inline std::size_t utf8_sequence_length(std::string_view text, std::size_t i) {
   return length;
 }
 
+// Bytes of `text` that are part of no well-formed UTF-8 sequence (0 when it is valid UTF-8): what
+// corpus cleaning's repair turns into one U+FFFD each.
+inline std::size_t utf8_invalid_bytes(std::string_view text) {
+  std::size_t invalid = 0;
+  for (std::size_t i = 0; i < text.size();) {
+    const std::size_t length = utf8_sequence_length(text, i);
+    if (length == 0) ++invalid;
+    i += length == 0 ? 1 : length;
+  }
+  return invalid;
+}
+
 }  // namespace nmt

@@ -4,8 +4,9 @@
 // one pair a line (news-commentary). Each reader streams: memory does not grow with the corpus.
 //
 // Errors are CorpusError and name the file, the line and what was expected: unequal line counts
-// (both files, both counts), SGML segment ids that differ between source and reference, TSV rows
-// with the wrong number of fields, missing or unreadable files.
+// (both files, both counts), SGML segment ids that differ between source and reference, SGML
+// <seg> elements nested, not closed on their line or by the end of the file, or a </seg> with none
+// open, TSV rows with the wrong number of fields, missing or unreadable files.
 
 #include <cstdint>
 #include <memory>

@@ -1,8 +1,9 @@
 // WMT SGML corpora (the newstest sets): <doc docid="..."> elements holding <seg id="...">text</seg>
 // lines, source and reference matched by (docid, seg id).
 //
-// Deliberate choices: a <seg> must open and close on one line (every WMT set does), its content
-// is trimmed of surrounding blanks and unescaped once; unknown entities stay as written.
+// Deliberate choices: a <seg> must open and close on one line (every WMT set does) and holds no
+// other <seg>; a </seg> with no <seg> open is an error too, each naming the file and the line. Its
+// content is trimmed of surrounding blanks and unescaped once; unknown entities stay as written.
 
 #include "preprocess/sgml_reader.h"
 
@@ -10,6 +11,7 @@
 
 #include <charconv>
 #include <string_view>
+#include <utility>
 
 namespace nmt::preprocess {
 namespace {
@@ -25,14 +27,6 @@ bool equals_ci(std::string_view text, std::string_view lower) {
     if (to_lower(text[i]) != lower[i]) return false;
   }
   return true;
-}
-
-std::size_t find_ci(std::string_view text, std::string_view lower, std::size_t from) {
-  for (std::size_t pos = text.find('<', from); pos != std::string_view::npos;
-       pos = text.find('<', pos + 1)) {
-    if (equals_ci(text.substr(pos, lower.size()), lower)) return pos;
-  }
-  return std::string_view::npos;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -115,6 +109,18 @@ bool opens_tag(std::string_view line, std::size_t pos, std::string_view name) {
           line[after] == '/');
 }
 
+enum class SegTag { kNone, kOpen, kClose };
+
+// The first <seg ...> or </seg> tag (any case) at or after `from`, and where it starts.
+std::pair<SegTag, std::size_t> next_seg_tag(std::string_view line, std::size_t from) {
+  for (std::size_t pos = line.find('<', from); pos != std::string_view::npos;
+       pos = line.find('<', pos + 1)) {
+    if (opens_tag(line, pos, "<seg")) return {SegTag::kOpen, pos};
+    if (opens_tag(line, pos, "</seg")) return {SegTag::kClose, pos};
+  }
+  return {SegTag::kNone, std::string_view::npos};
+}
+
 // The '>' closing the tag opened at `pos`, skipping quoted attribute values; npos if none.
 std::size_t tag_end(std::string_view line, std::size_t pos) {
   char quote = 0;
@@ -180,6 +186,8 @@ class SegmentSource {
       } else if (opens_tag(line_, open, "<seg")) {
         read_segment(open, text);
         return true;
+      } else if (opens_tag(line_, open, "</seg")) {
+        fail("</seg> without an open <seg>");
       } else {
         pos_ = open + 1;  // another element (<srcset>, <p>, </doc>...): skip it
       }
@@ -211,14 +219,40 @@ class SegmentSource {
   }
 
   void read_segment(std::size_t open, std::string& text) {
+    const std::int64_t opened = lines_.line_number();
     id_ = attribute(tag_attributes(open, 4), "id");
-    const std::size_t close = find_ci(line_, "</seg>", pos_);
-    if (close == std::string::npos) fail("<seg> without </seg> on the same line");
+    const auto [tag, close] = next_seg_tag(line_, pos_);
+    if (tag == SegTag::kOpen) fail(nested(opened));
+    if (tag == SegTag::kNone) fail_unclosed(opened);
+    const std::size_t close_end = tag_end(line_, close);
+    if (close_end == std::string::npos) fail("a tag that does not close on its line");
     text.clear();
     append_unescaped(trim(std::string_view(line_).substr(pos_, close - pos_)), text);
-    pos_ = close + 6;
+    pos_ = close_end + 1;
     ++count_;
-    segment_line_ = lines_.line_number();
+    segment_line_ = opened;
+  }
+
+  static std::string nested(std::int64_t opened) {
+    return fmt::format(
+        "<seg> opened inside another <seg> (opened on line {}): segments do not nest", opened);
+  }
+
+  // The <seg> opened on line `opened` does not close on that line: reads on to the next <seg> or
+  // </seg> tag to say which mistake it is.
+  [[noreturn]] void fail_unclosed(std::int64_t opened) {
+    while (lines_.next(line_)) {
+      const SegTag tag = next_seg_tag(line_, 0).first;
+      if (tag == SegTag::kOpen) fail(nested(opened));
+      if (tag == SegTag::kClose) {
+        throw CorpusError(fmt::format(
+            "{}:{}: <seg> closes on line {}, not on the line it opens (a <seg> must open and "
+            "close on one line)",
+            lines_.path(), opened, lines_.line_number()));
+      }
+    }
+    throw CorpusError(
+        fmt::format("{}:{}: <seg> not closed by the end of the file", lines_.path(), opened));
   }
 
   [[noreturn]] void fail(const std::string& what) const {

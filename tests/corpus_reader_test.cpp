@@ -1,9 +1,11 @@
 // Corpus readers: plain and gzipped text pairs read alike, line terminators, lockstep checks,
-// WMT SGML pairing by (docid, seg id), strict TSV rows, format detection, progress, and clear
-// errors for missing, unequal, mismatched or corrupt input. Plus the real Multi30k val set.
+// WMT SGML pairing by (docid, seg id) and its <seg> structure (also as the recipe's Python
+// converter reads it), strict TSV rows, format detection, progress, and clear errors for missing,
+// unequal, mismatched or corrupt input. Plus the real Multi30k val set.
 
 #include "preprocess/corpus_reader.h"
 
+#include <sys/wait.h>
 #include <zlib.h>
 
 #include <cstdlib>
@@ -15,6 +17,7 @@
 namespace nmt::preprocess {
 namespace {
 
+using testing::read_text;
 using testing::TempDir;
 using testing::write_text;
 
@@ -278,6 +281,84 @@ TEST(Sgml, UnequalSegmentCounts) {
   write_gzip(dir.file("ref.sgm.gz"), "<doc docid=\"a\">\n<seg id=\"1\">x</seg>\n</doc>\n");
   NMT_EXPECT_THROW_WITH(read_all(text_spec(dir.file("src.sgm"), dir.file("ref.sgm.gz"))),
                         CorpusError, "src.sgm has 3 segments", "ref.sgm.gz has 1 segments");
+}
+
+// SGML files whose <seg> structure is broken, each with the "file:line:" its error must name and
+// a phrase of the message. Lines 1 and 2 are <srcset> and <doc>.
+struct BrokenSgml {
+  std::string name;
+  std::string text;
+  std::string where;
+  std::string what;
+};
+
+std::vector<BrokenSgml> broken_sgml_files() {
+  const std::string head = "<srcset setid=\"t\" srclang=\"any\">\n<doc docid=\"d\">\n";
+  return {
+      {"nested_one_line.sgm",
+       head + "<seg id=\"1\">a</seg>\n<seg id=\"2\">b <seg id=\"3\">c</seg> d</seg>\n</doc>\n",
+       "nested_one_line.sgm:4:", "<seg> opened inside another <seg> (opened on line 4)"},
+      {"nested_across_lines.sgm", head + "<seg id=\"1\">a\n<SEG id=\"2\">b</seg>\n</doc>\n",
+       "nested_across_lines.sgm:4:", "<seg> opened inside another <seg> (opened on line 3)"},
+      {"stray_close_same_line.sgm", head + "<seg id=\"1\">a</seg> </seg>\n</doc>\n",
+       "stray_close_same_line.sgm:3:", "</seg> without an open <seg>"},
+      {"stray_close_own_line.sgm", head + "<seg id=\"1\">a</seg>\n</SEG >\n</doc>\n",
+       "stray_close_own_line.sgm:4:", "</seg> without an open <seg>"},
+      {"unclosed_at_end.sgm", head + "<seg id=\"1\">a</seg>\n<seg id=\"2\">b\n</doc>\n</srcset>\n",
+       "unclosed_at_end.sgm:4:", "<seg> not closed by the end of the file"},
+      {"spans_lines.sgm", head + "<seg id=\"1\">a\nb</seg>\n</doc>\n",
+       "spans_lines.sgm:3:", "closes on line 4"},
+  };
+}
+
+// The well-formed file beside each broken one: segments 1 to 3 of the same document.
+const char* const kGoodSgml =
+    "<refset setid=\"t\" srclang=\"any\" trglang=\"de\">\n<doc docid=\"d\">\n"
+    "<seg id=\"1\">eins</seg>\n<seg id=\"2\">zwei</seg>\n<seg id=\"3\">drei</seg>\n</doc>\n"
+    "</refset>\n";
+
+// Nested, stray, unclosed and multi-line segments are errors naming the file and the line, on
+// either side of the pair, also where both sides agree (a file paired with itself).
+TEST(Sgml, BrokenSegmentStructureNamesFileAndLine) {
+  TempDir dir;
+  write_text(dir.file("good.sgm"), kGoodSgml);
+  for (const auto& broken : broken_sgml_files()) {
+    SCOPED_TRACE(broken.name);
+    write_text(dir.file(broken.name), broken.text);
+    NMT_EXPECT_THROW_WITH(read_all(text_spec(dir.file(broken.name), dir.file("good.sgm"))),
+                          CorpusError, broken.where, broken.what);
+    NMT_EXPECT_THROW_WITH(read_all(text_spec(dir.file("good.sgm"), dir.file(broken.name))),
+                          CorpusError, broken.where, broken.what);
+    NMT_EXPECT_THROW_WITH(read_all(text_spec(dir.file(broken.name), dir.file(broken.name))),
+                          CorpusError, broken.where, broken.what);
+  }
+}
+
+// jobs/wmt14/sgm2text.py (the recipe's converter of the test sets) refuses the same files with the
+// same "file:line:", writing no text; a well-formed file converts.
+TEST(Sgml, RecipeConverterRefusesTheSameFiles) {
+  const std::string python = "/usr/bin/python3";
+  if (!std::filesystem::exists(python)) GTEST_SKIP() << "no " << python;
+  const std::string script = std::string(NMT_SOURCE_DIR) + "/jobs/wmt14/sgm2text.py";
+  TempDir dir;
+  const auto convert = [&](const std::string& name) {
+    const std::string command = python + " '" + script + "' '" + dir.file(name) + "' > '" +
+                                dir.file("out.txt") + "' 2> '" + dir.file("err.txt") + "'";
+    const int status = std::system(command.c_str());
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  };
+  write_text(dir.file("good.sgm"), kGoodSgml);
+  ASSERT_EQ(convert("good.sgm"), 0) << read_text(dir.file("err.txt"));
+  EXPECT_EQ(read_text(dir.file("out.txt")), "eins\nzwei\ndrei\n");
+  for (const auto& broken : broken_sgml_files()) {
+    SCOPED_TRACE(broken.name);
+    write_text(dir.file(broken.name), broken.text);
+    EXPECT_EQ(convert(broken.name), 1);
+    const std::string err = read_text(dir.file("err.txt"));
+    EXPECT_NE(err.find(broken.where), std::string::npos) << err;
+    EXPECT_NE(err.find(broken.what), std::string::npos) << err;
+    EXPECT_EQ(read_text(dir.file("out.txt")), "") << "text written for a broken file";
+  }
 }
 
 TEST(Tsv, CustomColumns) {

@@ -9,9 +9,11 @@
 #include <algorithm>
 #include <numeric>
 #include <stdexcept>
+#include <string_view>
 
 #include "common/mix64.h"
 #include "common/progress.h"
+#include "common/utf8.h"
 #include "preprocess/cleaning.h"
 #include "trainer/decode/decode.h"
 #include "trainer/decode/sampling.h"
@@ -42,6 +44,25 @@ at::Tensor source_batch(const std::vector<std::vector<std::int64_t>>& sources) {
   return batch;
 }
 
+// Whether `text` holds a control character that normalisation removes: C0 but tab, or DEL (C1
+// controls are left out: in valid UTF-8 they are rare, not a sign of binary input).
+bool has_control_chars(std::string_view text) {
+  return std::any_of(text.begin(), text.end(), [](char c) {
+    const auto byte = static_cast<unsigned char>(c);
+    return (byte < 0x20 && byte != '\t') || byte == 0x7F;
+  });
+}
+
+// Counts `line` in `tally` and, for the first lines, warns naming it.
+void note(LineTally& tally, std::int64_t line, const std::string& what) {
+  tally.add(line);
+  if (!tally.named_last()) return;
+  spdlog::warn("input line {}: {}{}", line > 0 ? std::to_string(line) : std::string("?"), what,
+               tally.count() == static_cast<std::int64_t>(LineTally::kNamed)
+                   ? " (further such lines are counted, not named)"
+                   : "");
+}
+
 bool starts_word(const std::string& piece) {
   return piece.rfind("\xE2\x96\x81", 0) == 0;  // U+2581, SentencePiece's word-start mark
 }
@@ -62,6 +83,22 @@ bool ends_sentence(std::string piece) {
 }
 
 }  // namespace
+
+void LineTally::add(std::int64_t line) {
+  ++count_;
+  if (line > 0 && first_.size() < kNamed) first_.push_back(line);
+}
+
+std::string LineTally::describe() const {
+  if (first_.empty()) return "lines unknown";
+  std::string text = first_.size() > 1 ? "lines " : "line ";
+  for (std::size_t i = 0; i < first_.size(); ++i) {
+    text += (i > 0 ? ", " : "") + std::to_string(first_[i]);
+  }
+  const auto more = count_ - static_cast<std::int64_t>(first_.size());
+  if (more > 0) text += fmt::format(" and {} more", more);
+  return text;
+}
 
 std::vector<Cut> cut_points(const std::vector<std::int64_t>& ids,
                             const preprocess::Vocabulary& vocab) {
@@ -113,7 +150,14 @@ Translator::Translator(model::Transformer model, const preprocess::Vocabulary& v
 std::vector<std::int64_t> Translator::encode_line(const std::string& line,
                                                   std::int64_t line_number) const {
   std::string text = line;
-  preprocess::repair_utf8(text);
+  if (const std::size_t invalid = utf8_invalid_bytes(text); invalid > 0) {
+    preprocess::repair_utf8(text);
+    note(invalid_utf8_, line_number,
+         fmt::format("invalid UTF-8: {} byte(s) replaced by U+FFFD", invalid));
+  }
+  if (has_control_chars(text)) {
+    note(control_chars_, line_number, "control characters (such as NUL) removed");
+  }
   preprocess::remove_control_chars(text);
   preprocess::normalize_whitespace(text);
   const auto ids = vocab_.encode(text);

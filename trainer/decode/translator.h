@@ -4,6 +4,9 @@
 // through the run's SentencePiece model, after the same normalisation preprocessing applied.
 // A source longer than the model's source positions is truncated (the default, with a warning) or
 // split into pieces that fit, translated piece by piece and joined (LongInputs).
+// Text that is not clean UTF-8 is still translated, one result per line, with a warning naming
+// the line: each byte that is part of no well-formed UTF-8 sequence becomes U+FFFD and control
+// characters (NUL, ESC...; a tab becomes a space) are removed, as preprocessing does to corpora.
 
 #include <c10/core/Device.h>
 
@@ -33,6 +36,24 @@ struct TranslateOptions {
   std::int64_t batch_tokens = 4000;                          // padded source tokens per batch
   runtime::Precision precision = runtime::Precision::kFp32;  // resolved (not auto): autocast
   LongInputs long_inputs = LongInputs::kTruncate;            // sources that do not fit
+};
+
+// Input lines of one kind (invalid UTF-8, control characters): all counted, the first few
+// remembered by number for the log.
+class LineTally {
+ public:
+  static constexpr std::size_t kNamed = 5;  // lines remembered (and warned about one by one)
+
+  void add(std::int64_t line);  // 1-based; 0 (unknown) is counted but not named
+  std::int64_t count() const { return count_; }
+  // Whether the line added last was among the first kNamed.
+  bool named_last() const { return count_ <= static_cast<std::int64_t>(kNamed); }
+  // "line 2", "lines 2, 4, 6", "lines 1, 2, 3, 4, 5 and 7 more".
+  std::string describe() const;
+
+ private:
+  std::int64_t count_ = 0;
+  std::vector<std::int64_t> first_;
 };
 
 struct Translation {
@@ -90,7 +111,9 @@ class Translator {
                                            std::int64_t first_line = 1);
   // Subword ids of a line as the model sees it (normalised, encoded). With LongInputs::kTruncate,
   // truncated to source_limit(), logged as a warning naming `line_number` (1-based; 0: unknown),
-  // the line's length and the limit; with kSplit, whole (translate_sources splits it).
+  // the line's length and the limit; with kSplit, whole (translate_sources splits it). Invalid
+  // UTF-8 and control characters are repaired as the file comment says, counted in
+  // invalid_utf8() and control_chars(), and warned about for the first lines of each kind.
   std::vector<std::int64_t> encode_line(const std::string& line,
                                         std::int64_t line_number = 0) const;
 
@@ -102,8 +125,10 @@ class Translator {
   model::Transformer& model() { return model_; }
   // The longest source the model takes: its source positions less one for EOS.
   std::size_t source_limit() const;
-  std::int64_t truncated() const { return truncated_; }  // sources truncated so far
-  std::int64_t split() const { return split_; }          // sources split so far
+  std::int64_t truncated() const { return truncated_; }              // sources truncated so far
+  std::int64_t split() const { return split_; }                      // sources split so far
+  const LineTally& invalid_utf8() const { return invalid_utf8_; }    // lines encoded so far
+  const LineTally& control_chars() const { return control_chars_; }  // lines encoded so far
 
  private:
   std::vector<std::vector<Hypothesis>> translate_batch(
@@ -116,6 +141,8 @@ class Translator {
   c10::Device device_;
   TranslateOptions options_;
   mutable std::int64_t truncated_ = 0;
+  mutable LineTally invalid_utf8_;
+  mutable LineTally control_chars_;
   std::int64_t split_ = 0;
 };
 
