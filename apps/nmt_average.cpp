@@ -5,6 +5,7 @@
 #include "common/cli.h"
 #include "trainer/checkpoint/averaging.h"
 #include "trainer/checkpoint/checkpoint.h"
+#include "trainer/train/run_identity.h"
 
 int main(int argc, char** argv) {
   CLI::App app{"Average the parameters of the last K checkpoints of a run, or of given files.",
@@ -32,7 +33,10 @@ int main(int argc, char** argv) {
       const auto newest = nmt::checkpoint::last_checkpoints(run_dir, 1).front();
       last = nmt::checkpoint::read_checkpoint_config(newest).decode.average_last;
     }
-    const auto chosen = inputs.empty() ? nmt::checkpoint::last_checkpoints(run_dir, last) : inputs;
+    const auto identity = run_dir.empty() ? std::nullopt : nmt::train::read_run_identity(run_dir);
+    const auto chosen = inputs.empty() ? nmt::checkpoint::last_checkpoints(
+                                             run_dir, last, identity ? identity->uid : "")
+                                       : inputs;
     nmt::checkpoint::average_checkpoints(chosen, output);
     spdlog::info("wrote {} (average of {} checkpoints)", output, chosen.size());
     return 0;

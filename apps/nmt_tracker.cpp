@@ -16,7 +16,7 @@ namespace cli = nmt::tracker::cli;
 // apart from an error the daemon reported.
 constexpr int kExitUnreachable = 3;
 
-const char* const kStatuses[] = {"running", "finished", "failed", "killed", "preempted"};
+const char* const kStatuses[] = {"running", "finished", "failed", "killed", "preempted", "crashed"};
 
 struct Commands {
   nmt::tracker::DaemonFlags daemon;
@@ -40,7 +40,8 @@ void add_listing_commands(CLI::App& app, Commands& c) {
   auto* runs = c.runs_cmd = app.add_subcommand("runs", "List runs (filters are ANDed)");
   runs->add_option("--experiment", c.runs.experiment, "Only this experiment");
   runs->add_option("--sweep", c.runs.sweep, "Only this sweep");
-  runs->add_option("--status", c.runs.status, "running, finished, failed, killed or preempted");
+  runs->add_option("--status", c.runs.status,
+                   "running, finished, failed, killed, preempted or crashed");
   runs->add_option("--uid", c.runs.uid, "Only the run with this uid");
   runs->add_option("--name", c.runs.name, "Only runs with exactly this name");
   runs->add_option("--param", c.runs.params, "key=value, e.g. model.layers=6; repeatable");
@@ -107,7 +108,8 @@ void add_write_commands(CLI::App& app, Commands& c) {
   c.status_cmd = app.add_subcommand(
       "set-status", "Set a run's status, e.g. for a run that died without reporting it");
   c.status_cmd->add_option("RUN", c.run, kRunHelp)->required();
-  c.status_cmd->add_option("STATUS", c.status, "running, finished, failed, killed or preempted")
+  c.status_cmd
+      ->add_option("STATUS", c.status, "running, finished, failed, killed, preempted or crashed")
       ->required()
       ->check(CLI::IsMember(std::vector<std::string>(std::begin(kStatuses), std::end(kStatuses))));
 

@@ -41,6 +41,31 @@ struct DaemonOptions {
   DaemonOptions() { server.handler_threads = 4; }
 };
 
+void add_write_limit_flags(CLI::App& app, nmt::tracker::api::WriteLimits& w) {
+  app.add_option("--max-name-bytes", w.max_name_bytes,
+                 "Longest name or key written (experiment, run name, sweep, metric and param "
+                 "keys, ...); longer gets 400")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  app.add_option("--max-text-bytes", w.max_text_bytes,
+                 "Longest param text value, artifact path, eval checkpoint or signature; longer "
+                 "gets 400")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  app.add_option("--max-config-bytes", w.max_config_bytes,
+                 "Longest run config (YAML text; suffixes k, M); longer gets 400")
+      ->capture_default_str()
+      ->transform(CLI::AsSizeValue(false));
+  app.add_option("--max-metric-keys", w.max_metric_keys,
+                 "Distinct metric keys one run may hold; a batch adding more gets 400")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  app.add_option("--max-params", w.max_params,
+                 "Params one run may hold; a registration adding more gets 400")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+}
+
 void add_limit_flags(CLI::App& app, DaemonOptions& o) {
   app.add_option("--max-connections", o.server.max_connections,
                  "Open connections in all; more are answered 503 and closed")
@@ -50,6 +75,10 @@ void add_limit_flags(CLI::App& app, DaemonOptions& o) {
                  "Open connections from one client IP address; more are answered 503 and closed")
       ->capture_default_str()
       ->check(CLI::PositiveNumber);
+  app.add_option_function<std::size_t>(
+      "--reserved-connections", [&o](const std::size_t& n) { o.server.reserved_connections = n; },
+      "Connection slots only connections that sent a request with the token may hold (default: a "
+      "quarter of --max-connections)");
   app.add_option("--max-json-depth", o.handler.json.max_depth,
                  "Deepest nesting of arrays and objects in a request body; deeper gets 400")
       ->capture_default_str()
@@ -62,6 +91,7 @@ void add_limit_flags(CLI::App& app, DaemonOptions& o) {
                  "Most points in a metric series answer; longer series are downsampled")
       ->capture_default_str()
       ->check(CLI::PositiveNumber);
+  add_write_limit_flags(app, o.handler.writes);
 }
 
 void add_flags(CLI::App& app, DaemonOptions& o) {
@@ -209,12 +239,16 @@ int run_daemon(DaemonOptions& o) {
                o.server.tls() ? "https" : "http", o.server.bind_address, server.port(), o.db,
                db.schema_version(), token.empty() ? "no authentication" : "bearer token required",
                o.server.tls() ? ", TLS certificate " + o.server.tls_cert_file : "");
+  const auto& w = o.handler.writes;
   spdlog::info(
-      "limits: {} connections, {} per client; body {} bytes, JSON depth {}, {} elements; "
-      "{} points per series answer; timeouts idle {} s, header {} s, request {} s",
-      o.server.max_connections, o.server.max_connections_per_client, o.server.body_limit,
-      o.handler.json.max_depth, o.handler.json.max_elements, o.handler.max_response_points,
-      o.idle_timeout_s, o.header_timeout_s, o.read_timeout_s);
+      "limits: {} connections (at most {} before a request with the token), {} per client; "
+      "body {} bytes, JSON depth {}, {} elements; {} points per series answer; timeouts idle {} "
+      "s, header {} s, request {} s; names {} bytes, texts {}, config {}; per run {} metric "
+      "keys, {} params",
+      o.server.max_connections, o.server.unproven_limit(), o.server.max_connections_per_client,
+      o.server.body_limit, o.handler.json.max_depth, o.handler.json.max_elements,
+      o.handler.max_response_points, o.idle_timeout_s, o.header_timeout_s, o.read_timeout_s,
+      w.max_name_bytes, w.max_text_bytes, w.max_config_bytes, w.max_metric_keys, w.max_params);
   serve(io, signals, server);
   if (!o.port_file.empty()) {
     remove_own_port_file(o.port_file, port_text);

@@ -3,9 +3,10 @@
 // parameter count of the model a config builds.
 //
 // Exit codes: 0 trained to train.max_steps (or stopped early on validation); 1 an error; 2 an
-// argument error; 75 stopped by SIGTERM or SIGUSR1 (preemption, scancel, requeue, a time-limit
-// warning) and 130 by SIGINT or SIGUSR2, both after finishing the update in flight and writing a
-// checkpoint (--resume continues exactly); 128 + signal when a second signal did not wait for that.
+// argument error; 74 stopped with a checkpoint because metrics.jsonl cannot be written; 75 stopped
+// by SIGTERM or SIGUSR1 (preemption, scancel, requeue, a time-limit warning) and 130 by SIGINT or
+// SIGUSR2, both after finishing the update in flight and writing a checkpoint (--resume continues
+// exactly); 128 + signal when a second signal did not wait for that.
 
 #include <unistd.h>
 
@@ -17,6 +18,7 @@
 
 #include "apps/tracker_flags.h"
 #include "common/cli.h"
+#include "common/dir_lock.h"
 #include "common/stop_signals.h"
 #include "preprocess/shard_format.h"
 #include "tracker/api/token_file.h"
@@ -102,6 +104,31 @@ nmt::train::RunProvenance provenance(const nmt::dist::Communicator& world) {
   return p;
 }
 
+// Rank 0 takes the run directory's lock; every rank learns whether it did, so that a refused
+// start ends the whole job at once.
+std::unique_ptr<nmt::DirectoryLock> own_run_dir(const std::string& run_dir,
+                                                const nmt::dist::Communicator& world) {
+  std::unique_ptr<nmt::DirectoryLock> lock;
+  std::string refused;
+  if (world.is_root()) {
+    try {
+      lock = std::make_unique<nmt::DirectoryLock>(run_dir, "nmt-train");
+    } catch (const std::exception& e) {
+      refused = e.what();
+    }
+  }
+  world.broadcast(refused);
+  if (!refused.empty()) throw std::runtime_error(refused);
+  return lock;
+}
+
+// The step of the checkpoint a resume continues from; 0 for a fresh start.
+std::int64_t resume_step(const std::string& run_dir, bool resume) {
+  const auto checkpoints = nmt::checkpoint::list_checkpoints(run_dir);
+  if (!resume || checkpoints.empty()) return 0;
+  return nmt::checkpoint::read_training_state(checkpoints.back()).step;
+}
+
 int train(nmt::RunConfig config, const Options& o, const nmt::dist::Communicator& world) {
   nmt::runtime::check_blas_backend();
   if (config.data.dir.empty())
@@ -116,6 +143,9 @@ int train(nmt::RunConfig config, const Options& o, const nmt::dist::Communicator
   world.broadcast(run_dir);  // a default name has rank 0's timestamp
   // A refused start must change nothing: not the run directory, not the tracker.
   nmt::checkpoint::refuse_fresh_start_over_checkpoints(run_dir, o.resume);
+  // Rank 0 owns the run directory until it exits; a second trainer on it stops here, every rank.
+  const auto lock = own_run_dir(run_dir, world);
+  nmt::checkpoint::refuse_fresh_start_over_checkpoints(run_dir, o.resume);  // now exclusive
   // Rank 0 alone writes metrics and talks to the tracker; the others' sink discards.
   auto sink = std::make_shared<nmt::train::FanoutMetricsSink>();
   std::shared_ptr<nmt::tracker::TrackerClient> tracker;
@@ -123,12 +153,16 @@ int train(nmt::RunConfig config, const Options& o, const nmt::dist::Communicator
   trainer.set_launcher(nmt::runtime::read_launcher_variables(
       [](const char* name) -> const char* { return std::getenv(name); }));
   if (world.is_root()) {
-    std::filesystem::create_directories(run_dir);
-    sink->add(std::make_shared<nmt::train::JsonlMetricsSink>(run_dir + "/metrics.jsonl"));
+    nmt::checkpoint::remove_stale_temporaries(run_dir);
+    // One line per step: the steps after the checkpoint resumed from are trained and logged again.
+    const std::string metrics_path = run_dir + "/metrics.jsonl";
+    auto recorded = nmt::train::trim_metrics_log(metrics_path, resume_step(run_dir, o.resume));
+    sink->add(std::make_shared<nmt::train::JsonlMetricsSink>(metrics_path));
     auto identity = nmt::train::next_run_identity(run_dir, o.resume);
     identity.world_size = world.size();
     identity.hosts = world.hosts();
     nmt::train::write_run_identity(run_dir, identity);
+    trainer.set_run_uid(identity.uid);
     // Registered once the trainer is set up, with the resolved config (precision, update size).
     // The daemon's files (port, token, CA) are read then too, so that a failure ends the job as a
     // failure in training does.
@@ -137,10 +171,14 @@ int train(nmt::RunConfig config, const Options& o, const nmt::dist::Communicator
     };
     const auto sources = nmt::train::daemon_sources(o.tracker, config.tracker);
     if (nmt::tracker::names_daemon(sources, environment)) {
-      trainer.set_on_start([&, identity, sources, environment](const nmt::RunConfig& resolved) {
+      trainer.set_on_start([&, identity, sources, environment,
+                            recorded = std::move(recorded)](const nmt::RunConfig& resolved) {
         tracker = nmt::train::connect_tracker(
             resolved, run_dir, resolved.model.expected_parameter_count(), provenance(world),
             identity, nmt::tracker::resolve_daemon(sources, environment).value());
+        // What earlier attempts recorded, sent again: the daemon keeps one point per key and
+        // step, so whatever a killed attempt still held in memory arrives now.
+        nmt::train::resend_recorded_metrics(*tracker, recorded);
         sink->add(std::make_shared<nmt::train::TrackerMetricsSink>(tracker));
         // A hung or lost peer aborts the job from here: the tracked run ends failed, not running.
         nmt::dist::Communicator::set_abort_hook([weak = std::weak_ptr(tracker)](const auto&) {
@@ -168,12 +206,14 @@ int train(nmt::RunConfig config, const Options& o, const nmt::dist::Communicator
     throw;
   }
   const int code = nmt::exit_code(result.stopped);
+  if (world.is_root()) sink->flush();  // lines a failed write left waiting, once more
   if (tracker) {
     // A job being stopped has seconds left (Slurm's KillWait): what the daemon does not take in
     // that time stays in the run directory's spool, sent by the resumed run.
     using nmt::tracker::RunStatus;
     tracker->set_status(result.stopped == nmt::StopReason::kPreempted     ? RunStatus::kPreempted
                         : result.stopped == nmt::StopReason::kInterrupted ? RunStatus::kKilled
+                        : result.stopped == nmt::StopReason::kUnrecorded  ? RunStatus::kFailed
                                                                           : RunStatus::kFinished);
     tracker->flush(std::chrono::seconds(result.stopped == nmt::StopReason::kNone ? 10 : 5));
   }
@@ -181,6 +221,20 @@ int train(nmt::RunConfig config, const Options& o, const nmt::dist::Communicator
   // first would get rank 0 killed before the tracker knows.
   if (world.size() > 1) world.barrier();
   if (!world.is_root()) return code;
+  if (result.stopped == nmt::StopReason::kUnrecorded) {
+    if (const std::string why = sink->failure(); !why.empty()) {
+      spdlog::error(
+          "{}; stopped at step {} with a checkpoint (exit code {}): once the file can be written, "
+          "continue with --resume",
+          why, result.steps, code);
+    } else {
+      spdlog::warn(
+          "stopped at step {} with a checkpoint, since the metrics could not be written for a "
+          "while (they are now; exit code {}): continue with --resume",
+          result.steps, code);
+    }
+    return code;
+  }
   if (result.stopped != nmt::StopReason::kNone) {
     std::cout << fmt::format(
         "stopped ({}, signal {}) at step {} after training {} steps in {:.1f} s; checkpoint "

@@ -7,13 +7,19 @@
 //     v("beam", d.beam, "Beam size; 1: greedy.", Paper{"4"});
 //   }
 //   template <typename V>
+//   void fields(V& v, DataConfig& d) {
+//     v("train_split", d.train_split, "The split trained on.");  // "" refused
+//     v("valid_split", d.valid_split, "The split validated on.", Empty{"no validation"});
+//   }
+//   template <typename V>
 //   void fields(V& v, RunConfig& c) {
 //     v.section("decode", c.decode, "How a trained run is turned into translations.");
 //   }
 //
 // and that one list drives loading (FieldReader, strict through ConfigSection), writing
 // (FieldWriter, YAML) and the reference (document_fields, rendered into docs/config.md). A visitor
-// is called as v(key, value, about[, Paper]) for a scalar, an enum or a list of scalars;
+// is called as v(key, value, about[, notes]) for a scalar, an enum or a list of scalars (notes: a
+// Paper, an Empty, or {Paper{...}, Empty{...}});
 // v.section(key, s, about) for a nested mapping; v.items(key, list, about) for a list of mappings.
 // The visitors find the `fields` of a nested struct by argument-dependent lookup, as nlohmann::json
 // finds to_json: declare it in namespace nmt or in the struct's own namespace.
@@ -27,6 +33,7 @@
 #include <cstdint>
 #include <limits>
 #include <map>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <type_traits>
@@ -42,6 +49,25 @@ namespace nmt {
 // The paper's value of a setting (Vaswani et al. 2017: base and big recipe, Table 3).
 struct Paper {
   const char* value = nullptr;
+};
+
+// Marks a string key that takes the empty string ("" in YAML, `--set key=` on the command line),
+// with what "" means for it: Empty{"no validation"}. Other string keys refuse "", and no key takes
+// a YAML null (`key:`, `~`, `null`), which would otherwise read as the default unseen.
+struct Empty {
+  const char* means = nullptr;
+};
+
+// What a field list says of a key besides its description.
+struct FieldNotes {
+  FieldNotes() = default;
+  // Implicit, so that a field list writes only the notes a key has.
+  FieldNotes(Paper p) : paper(p) {}
+  FieldNotes(Empty e) : empty(e) {}
+  FieldNotes(Paper p, Empty e) : paper(p), empty(e) {}
+
+  Paper paper;
+  Empty empty;
 };
 
 // Specialize for each enum a config holds:
@@ -90,10 +116,17 @@ class FieldReader {
   explicit FieldReader(ConfigSection section) : section_(std::move(section)) {}
 
   template <typename T>
-  void operator()(const char* key, T& value, const char* /*about*/, Paper /*paper*/ = {}) const {
-    if constexpr (std::is_enum_v<T>) {
+  void operator()(const char* key, T& value, const char* /*about*/, FieldNotes notes = {}) const {
+    if constexpr (std::is_same_v<T, std::string>) {
+      section_.read(key, value, notes.empty.means ? EmptyString::kAllowed : EmptyString::kRefused);
+    } else if constexpr (std::is_enum_v<T>) {
       std::string text = ConfigEnum<T>::name(value);
-      section_.read(key, text);
+      section_.read(key, text, EmptyString::kAllowed);
+      if (text.empty()) {
+        std::string choices;
+        for (const auto& name : enum_choices<T>()) choices += (choices.empty() ? "" : ", ") + name;
+        throw section_.error(key, "empty value; expected one of " + choices);
+      }
       try {
         value = ConfigEnum<T>::parse(text);
       } catch (const std::invalid_argument& e) {
@@ -156,7 +189,7 @@ class FieldWriter {
 
   template <typename T>
   void operator()(const char* key, const T& value, const char* /*about*/,
-                  Paper /*paper*/ = {}) const {
+                  FieldNotes /*notes*/ = {}) const {
     if constexpr (std::is_same_v<T, std::string> || config_fields_detail::IsVector<T>::value) {
       if (skip_empty_ && value.empty()) return;
     }
@@ -269,8 +302,19 @@ class FieldDocumenter {
   FieldDocumenter(State& state, std::size_t section) : state_(state), section_(section) {}
 
   template <typename T>
-  void operator()(const char* key, const T& value, const char* about, Paper paper = {}) const {
-    add({key, yaml_type<T>(), yaml_value(value), paper.value ? paper.value : "", about});
+  void operator()(const char* key, const T& value, const char* about, FieldNotes notes = {}) const {
+    const char* paper = notes.paper.value ? notes.paper.value : "";
+    FieldDoc doc{key, yaml_type<T>(), yaml_value(value), paper, about, std::nullopt};
+    if constexpr (std::is_same_v<T, std::string>) {
+      if (notes.empty.means) {
+        doc.empty = notes.empty.means;
+      } else {
+        doc.type = "non-empty string";
+      }
+    } else if (notes.empty.means) {
+      throw std::logic_error(std::string(key) + ": Empty{} marks string keys only");
+    }
+    add(std::move(doc));
   }
 
   template <typename Section>
@@ -283,7 +327,7 @@ class FieldDocumenter {
   template <typename Item>
   void items(const char* key, std::vector<Item>& /*list*/, const char* about) const {
     const std::string path = path_of(key) + "[]";
-    add({key, "list of mappings", "[]", "", about});
+    add({key, "list of mappings", "[]", "", about, std::nullopt});
     const auto [known, inserted] =
         state_.item_sections.emplace(typeid(Item).name(), state_.sections.size());
     if (!inserted) {

@@ -2,9 +2,13 @@
 
 #include <fmt/format.h>
 
+#include <yaml-cpp/eventhandler.h>
+
 #include <cmath>
 #include <fstream>
 #include <map>
+#include <optional>
+#include <sstream>
 
 namespace nmt {
 namespace {
@@ -57,13 +61,108 @@ bool convert_scalar(const YAML::Node& node, T& out) {
   }
 }
 
+// Records where each document of a YAML stream starts: its `---`, or its first token.
+class DocumentStarts : public YAML::EventHandler {
+ public:
+  std::vector<YAML::Mark> marks;
+
+  void OnDocumentStart(const YAML::Mark& mark) override { marks.push_back(mark); }
+  void OnDocumentEnd() override {}
+  void OnNull(const YAML::Mark&, YAML::anchor_t) override {}
+  void OnAlias(const YAML::Mark&, YAML::anchor_t) override {}
+  void OnScalar(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                const std::string&) override {}
+  void OnSequenceStart(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                       YAML::EmitterStyle::value) override {}
+  void OnSequenceEnd() override {}
+  void OnMapStart(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                  YAML::EmitterStyle::value) override {}
+  void OnMapEnd() override {}
+};
+
+// Where a second YAML document starts in `text`, if one does: YAML::Load reads the first document
+// and drops the others without a word.
+std::optional<YAML::Mark> second_document(const std::string& text) {
+  std::istringstream in(text);
+  YAML::Parser parser(in);
+  DocumentStarts starts;
+  while (starts.marks.size() < 2 && parser.HandleNextDocument(starts)) continue;
+  if (starts.marks.size() < 2) return std::nullopt;
+  return starts.marks[1];
+}
+
+bool holds_null(const YAML::Node& node) {
+  if (node.IsNull()) return true;
+  for (const auto& item : node) {
+    if (node.IsMap() ? holds_null(item.first) || holds_null(item.second) : holds_null(item)) {
+      return true;
+    }
+  }
+  return false;
+}
+
+// A copy of a parsed --set value whose nodes carry no position: the positions are in the flag's
+// text, and errors would report them as lines of the config file.
+YAML::Node unmarked(const YAML::Node& node) {
+  if (node.IsScalar()) return YAML::Node(node.Scalar());
+  YAML::Node copy(node.Type());
+  for (const auto& item : node) {
+    if (node.IsMap()) {
+      copy[unmarked(item.first)] = unmarked(item.second);
+    } else {
+      copy.push_back(unmarked(item));
+    }
+  }
+  return copy;
+}
+
+// The value of `--set key=text`; an empty text is the empty string, as `key=""` is, where YAML
+// would read null.
+YAML::Node override_value(const std::string& key, const std::string& text) {
+  const std::string assignment = key + "=" + text;
+  if (text.empty()) return YAML::Node(std::string());
+  YAML::Node value;
+  try {
+    if (second_document(text)) {
+      throw ConfigError(
+          fmt::format("--set {}: the value holds more than one YAML document", assignment));
+    }
+    value = unmarked(YAML::Load(text));
+  } catch (const YAML::Exception& e) {
+    throw ConfigError(fmt::format("--set {}: cannot parse the value: {}", assignment, e.msg));
+  }
+  if (holds_null(value)) {
+    throw ConfigError(fmt::format(
+        "--set {}: no value (YAML null); give one, or leave the flag out to keep the default "
+        "(--set {}= is the empty string, for the keys that take one)",
+        assignment, key));
+  }
+  return value;
+}
+
+// A value as its --set flag would write it.
+std::string flag_value(const YAML::Node& value) {
+  if (value.IsScalar()) return value.Scalar();
+  YAML::Emitter out;
+  out << YAML::Flow << value;
+  return out.c_str();
+}
+
 }  // namespace
 
 YAML::Node load_yaml_file(const std::string& path) {
   std::ifstream in(path);
   if (!in) throw ConfigError(fmt::format("{}: cannot open config file", path));
+  std::ostringstream text;
+  text << in.rdbuf();
   try {
-    YAML::Node root = YAML::Load(in);
+    if (const auto second = second_document(text.str())) {
+      throw ConfigError(fmt::format(
+          "{}:{}:{}: a second YAML document starts here; a config file holds one document (a "
+          "leading '---' is fine): merge the two, or split them into files of their own",
+          path, second->line + 1, second->column + 1));
+    }
+    YAML::Node root = YAML::Load(text.str());
     if (root.IsNull()) return YAML::Node(YAML::NodeType::Map);
     if (!root.IsMap()) {
       throw ConfigError(fmt::format("{}: expected a mapping of sections at the top level", path));
@@ -81,13 +180,9 @@ void apply_override(YAML::Node& root, const std::string& assignment) {
     throw ConfigError(
         fmt::format("--set {}: expected key=value, e.g. model.d_model=256", assignment));
   }
-  const auto parts = split_dotted(assignment.substr(0, eq), "--set " + assignment);
-  YAML::Node value;
-  try {
-    value = YAML::Load(assignment.substr(eq + 1));
-  } catch (const YAML::Exception& e) {
-    throw ConfigError(fmt::format("--set {}: cannot parse the value: {}", assignment, e.msg));
-  }
+  const std::string key = assignment.substr(0, eq);
+  const auto parts = split_dotted(key, "--set " + assignment);
+  const YAML::Node value = override_value(key, assignment.substr(eq + 1));
   // Walk down with fresh handles: yaml-cpp's operator= on a held Node would overwrite the node it
   // refers to instead of rebinding the handle.
   std::vector<YAML::Node> chain{root};
@@ -100,34 +195,33 @@ void apply_override(YAML::Node& root, const std::string& assignment) {
       chain.back()[parts[i]] = YAML::Node(YAML::NodeType::Map);
     chain.push_back(chain.back()[parts[i]]);
   }
-  // Remove first so the key node is new: it then carries no file position and errors about it
-  // point at --set rather than at the line it replaced.
+  // Remove first so the key node is new: it then carries no file position, which is how errors
+  // about it know to name the flag rather than a line of the file.
   chain.back().remove(parts.back());
   chain.back()[parts.back()] = value;
 }
 
 ConfigSection::ConfigSection(YAML::Node node, std::string source, std::string path)
-    // A missing key yields an "invalid" yaml-cpp node that throws on most calls: hold null instead.
-    : node_(node.IsDefined() ? node : YAML::Node()),
+    // A missing key yields an "invalid" yaml-cpp node that throws on most calls, and a null one
+    // (the empty document) holds no keys: hold an empty mapping instead.
+    : node_(node.IsDefined() && !node.IsNull() ? node : YAML::Node(YAML::NodeType::Map)),
       source_(std::move(source)),
       path_(std::move(path)),
       known_(std::make_shared<std::set<std::string>>()) {
-  if (node_.IsDefined() && !node_.IsNull() && !node_.IsMap()) {
+  if (!node_.IsMap()) {
     throw ConfigError(fmt::format("{}{}: expected a mapping, got {}", location(node_),
                                   path_.empty() ? "config" : path_, describe(node_)));
   }
   // yaml-cpp keeps both copies of a repeated key and lookups see the first: refuse, so that no
   // setting is silently ignored.
-  if (node_.IsMap()) {
-    std::map<std::string, YAML::Node> seen;
-    for (const auto& entry : node_) {
-      const auto [first, inserted] = seen.emplace(entry.first.Scalar(), entry.first);
-      if (!inserted) {
-        const auto earlier = location(first->second);  // "file:line:col: "
-        throw ConfigError(location(entry.first) +
-                          fmt::format("duplicate key '{}' (first at {})", dotted(first->first),
-                                      earlier.substr(0, earlier.size() - 2)));
-      }
+  std::map<std::string, YAML::Node> seen;
+  for (const auto& entry : node_) {
+    const auto [first, inserted] = seen.emplace(entry.first.Scalar(), entry.first);
+    if (!inserted) {
+      const auto earlier = location(first->second);  // "file:line:col: "
+      throw ConfigError(location(entry.first) + fmt::format("duplicate key '{}' (first at {})",
+                                                            dotted(first->first),
+                                                            earlier.substr(0, earlier.size() - 2)));
     }
   }
 }
@@ -143,32 +237,50 @@ std::string ConfigSection::location(const YAML::Node& node) const {
   return fmt::format("{}:{}:{}: ", source_, mark.line + 1, mark.column + 1);
 }
 
+std::string ConfigSection::origin(const YAML::Node& key, const YAML::Node& value) const {
+  if (key.Mark().is_null())
+    return fmt::format("--set {}={}: ", dotted(key.Scalar()), flag_value(value));
+  return location(key) + dotted(key.Scalar()) + ": ";
+}
+
 YAML::Node ConfigSection::child(const std::string& key) const {
   known_->insert(key);
-  if (!node_.IsDefined() || node_.IsNull()) return YAML::Node();
   return node_[key];
 }
 
+YAML::Node ConfigSection::present(const std::string& key, const std::string& expected) const {
+  const YAML::Node n = child(key);
+  if (n.IsDefined() && n.IsNull()) {
+    throw error(key, fmt::format("no value (YAML null); expected {}; leave the key out to keep "
+                                 "its default",
+                                 expected));
+  }
+  return n;
+}
+
 bool ConfigSection::has(const std::string& key) const {
-  return node_.IsMap() && node_[key].IsDefined() && !node_[key].IsNull();
+  return node_[key].IsDefined() && !node_[key].IsNull();
 }
 
 ConfigError ConfigSection::error(const std::string& key, const std::string& message) const {
-  // Locate by the key node: values given by --set are parsed separately and carry marks of their
-  // own text, while their key nodes carry none, which location() reports as "(or --set)".
-  YAML::Node where = node_;
-  if (!key.empty() && node_.IsMap()) {
+  if (!key.empty()) {
     for (const auto& entry : node_) {
-      if (entry.first.Scalar() == key) where = entry.first;
+      if (entry.first.Scalar() == key)
+        return ConfigError(origin(entry.first, entry.second) + message);
     }
   }
-  return ConfigError(location(where) + (key.empty() ? path_ : dotted(key)) + ": " + message);
+  return ConfigError(location(node_) + (key.empty() ? path_ : dotted(key)) + ": " + message);
 }
 
 template <typename T>
-void ConfigSection::read_scalar(const std::string& key, T& value, const char* expected) const {
-  const YAML::Node n = child(key);
-  if (!n.IsDefined() || n.IsNull()) return;
+void ConfigSection::read_scalar(const std::string& key, T& value, const std::string& expected,
+                                EmptyString empty) const {
+  const YAML::Node n = present(key, expected);
+  if (!n.IsDefined()) return;
+  const bool empty_allowed = std::is_same_v<T, std::string> && empty == EmptyString::kAllowed;
+  if (n.IsScalar() && n.Scalar().empty() && !empty_allowed) {
+    throw error(key, "empty value; expected " + expected);
+  }
   T parsed{};
   if (!convert_scalar(n, parsed)) {
     throw error(key, fmt::format("expected {}, got {}", expected, describe(n)));
@@ -179,8 +291,8 @@ void ConfigSection::read_scalar(const std::string& key, T& value, const char* ex
 template <typename T>
 void ConfigSection::read_list(const std::string& key, std::vector<T>& value,
                               const char* expected) const {
-  const YAML::Node n = child(key);
-  if (!n.IsDefined() || n.IsNull()) return;
+  const YAML::Node n = present(key, fmt::format("a list of {} ([] for none)", expected));
+  if (!n.IsDefined()) return;
   if (!n.IsSequence())
     throw error(key, fmt::format("expected a list of {}, got {}", expected, describe(n)));
   std::vector<T> parsed;
@@ -206,8 +318,10 @@ void ConfigSection::read(const std::string& key, std::int64_t& value) const {
 void ConfigSection::read(const std::string& key, double& value) const {
   read_scalar(key, value, "a finite number");
 }
-void ConfigSection::read(const std::string& key, std::string& value) const {
-  read_scalar(key, value, "a string");
+void ConfigSection::read(const std::string& key, std::string& value, EmptyString empty) const {
+  read_scalar(key, value,
+              empty == EmptyString::kAllowed ? "a string (\"\" for none)" : "a non-empty string",
+              empty);
 }
 void ConfigSection::read(const std::string& key, std::vector<std::string>& value) const {
   read_list(key, value, "strings");
@@ -220,30 +334,32 @@ void ConfigSection::read(const std::string& key, std::vector<double>& value) con
 }
 
 ConfigSection ConfigSection::section(const std::string& key) const {
-  return ConfigSection(child(key), source_, dotted(key));
+  return ConfigSection(present(key, "a mapping ({} for no settings)"), source_, dotted(key));
 }
 
 std::vector<ConfigSection> ConfigSection::section_list(const std::string& key) const {
-  const YAML::Node n = child(key);
+  const YAML::Node n = present(key, "a list of mappings ([] for none)");
   std::vector<ConfigSection> items;
-  if (!n.IsDefined() || n.IsNull()) return items;
+  if (!n.IsDefined()) return items;
   if (!n.IsSequence()) throw error(key, fmt::format("expected a list, got {}", describe(n)));
   for (std::size_t i = 0; i < n.size(); ++i) {
+    if (n[i].IsNull())
+      throw error(key, fmt::format("item {}: no value (YAML null); expected a mapping", i));
     items.emplace_back(n[i], source_, fmt::format("{}[{}]", dotted(key), i));
   }
   return items;
 }
 
 void ConfigSection::finish() const {
-  if (!node_.IsMap()) return;
   for (const auto& entry : node_) {
     const std::string key = entry.first.Scalar();
     if (known_->count(key)) continue;
     std::string valid;
     for (const auto& k : *known_) valid += (valid.empty() ? "" : ", ") + k;
-    throw ConfigError(location(entry.first) +
-                      fmt::format("unknown key '{}' (valid keys{}: {})", dotted(key),
-                                  path_.empty() ? "" : " in '" + path_ + "'", valid));
+    const std::string where =
+        entry.first.Mark().is_null() ? origin(entry.first, entry.second) : location(entry.first);
+    throw ConfigError(where + fmt::format("unknown key '{}' (valid keys{}: {})", dotted(key),
+                                          path_.empty() ? "" : " in '" + path_ + "'", valid));
   }
 }
 

@@ -21,8 +21,9 @@ void render_section(const SectionDoc& section, std::string& out) {
   out += "| key | type | default | paper | description |\n";
   out += "| --- | --- | --- | --- | --- |\n";
   for (const auto& f : section.fields) {
-    out += fmt::format("| `{}` | {} | `{}` | {} | {} |\n", f.key, cell(f.type),
-                       cell(f.default_value), cell(f.paper), cell(f.description));
+    const std::string type = f.empty ? f.type + " (`\"\"`: " + *f.empty + ")" : f.type;
+    out += fmt::format("| `{}` | {} | `{}` | {} | {} |\n", f.key, cell(type), cell(f.default_value),
+                       cell(f.paper), cell(f.description));
   }
   out += "\n";
 }

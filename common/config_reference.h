@@ -3,6 +3,7 @@
 // the field lists of common/config_fields.h document them; rendered into docs/config.md by
 // nmt-config-doc.
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -10,10 +11,12 @@ namespace nmt {
 
 struct FieldDoc {
   std::string key;
-  std::string type;           // integer, number, boolean, string, enum: a, b, list of integers, ...
+  std::string type;  // integer, number, boolean, string, non-empty string, enum: a, b, list of ...
   std::string default_value;  // as YAML reads it
   std::string paper;          // empty where the paper has no such setting
   std::string description;
+  // What the empty string means, for a string key that takes it; no key takes a YAML null.
+  std::optional<std::string> empty;
 };
 
 struct SectionDoc {
@@ -30,7 +33,8 @@ struct ConfigReference {
 };
 
 // Markdown: a "##" heading with the title, then a table per section
-// (key | type | default | paper | description) under a "###" heading naming its dotted path.
+// (key | type | default | paper | description) under a "###" heading naming its dotted path. The
+// type of a string key that takes "" says what "" means: string (`""`: no validation).
 std::string render_config_reference(const ConfigReference& reference);
 
 }  // namespace nmt

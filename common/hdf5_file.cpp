@@ -357,6 +357,10 @@ void Hdf5File::set_attribute(const std::string& object, const std::string& name,
   write_attribute(object, name, H5T_NATIVE_DOUBLE, &value);
 }
 
+bool Hdf5File::has_attribute(const std::string& object, const std::string& name) const {
+  return H5Aexists(open_object(object).get(), name.c_str()) > 0;
+}
+
 Hdf5Handle Hdf5File::open_attribute(const std::string& object, const std::string& name) const {
   Hdf5Handle target = open_object(object);
   if (H5Aexists(target.get(), name.c_str()) <= 0) {

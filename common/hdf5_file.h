@@ -121,6 +121,7 @@ class Hdf5File {
   std::string string_attribute(const std::string& object, const std::string& name) const;
   std::int64_t int_attribute(const std::string& object, const std::string& name) const;
   double double_attribute(const std::string& object, const std::string& name) const;
+  bool has_attribute(const std::string& object, const std::string& name) const;
 
   // Flushes HDF5 buffers to the operating system.
   void flush();

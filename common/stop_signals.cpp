@@ -38,6 +38,8 @@ int exit_code(StopReason reason) {
       return kExitPreempted;
     case StopReason::kInterrupted:
       return kExitInterrupted;
+    case StopReason::kUnrecorded:
+      return kExitUnrecorded;
     case StopReason::kNone:
       break;
   }
@@ -50,6 +52,8 @@ const char* stop_reason_name(StopReason reason) {
       return "preempted";
     case StopReason::kInterrupted:
       return "interrupted";
+    case StopReason::kUnrecorded:
+      return "unrecorded";
     case StopReason::kNone:
       break;
   }

@@ -13,13 +13,16 @@ enum class StopReason {
   kNone,
   kPreempted,    // SIGTERM, SIGUSR1: the job will be resumed (requeue, time limit, preemption)
   kInterrupted,  // SIGINT (Ctrl-C), SIGUSR2: a person stopped it
+  kUnrecorded,   // not a signal: a run file (metrics.jsonl) cannot be written (a full disk)
 };
 
 // Documented exit codes of a graceful stop (README, docs/slurm.md).
-constexpr int kExitPreempted = 75;                // EX_TEMPFAIL: state saved, resume with --resume
-constexpr int kExitInterrupted = 130;             // the shell's code for SIGINT: state saved
-int exit_code(StopReason reason);                 // 0 for kNone
-const char* stop_reason_name(StopReason reason);  // "none", "preempted", "interrupted"
+constexpr int kExitPreempted = 75;     // EX_TEMPFAIL: state saved, resume with --resume
+constexpr int kExitInterrupted = 130;  // the shell's code for SIGINT: state saved
+constexpr int kExitUnrecorded = 74;    // EX_IOERR: stopped because records failed
+int exit_code(StopReason reason);      // 0 for kNone
+// "none", "preempted", "interrupted", "unrecorded"
+const char* stop_reason_name(StopReason reason);
 
 // Installs the handlers for SIGTERM, SIGINT, SIGUSR1 and SIGUSR2 while alive and restores the
 // previous ones on destruction. One instance per process at a time. `second_signal_message`

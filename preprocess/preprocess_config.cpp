@@ -94,7 +94,7 @@ template <typename V>
 void fields(V& v, CorpusEntry& e) {
   v("source", e.source,
     "Required: the source side's file (plain or gzip), or the TSV file that holds both sides.");
-  v("target", e.target, "The target side's file; none for TSV.");
+  v("target", e.target, "The target side's file.", Empty{"none, for TSV"});
   v("format", e.format,
     "auto: from the file name, after a trailing .gz (.sgm or .sgml: SGML, .tsv: TSV, else text).");
   v("columns", e.columns, "TSV: the 0-based source and target columns of each row.");
@@ -113,14 +113,16 @@ template <typename V>
 void fields(V& v, Document& d) {
   PreprocessConfig& c = d.config;
   if (d.with_run_settings) {
-    v("out", c.out, "Output directory (--out); it must not exist unless overwrite is set.");
+    v("out", c.out, "Output directory (--out); it must not exist unless overwrite is set.",
+      Empty{"none, --out names it"});
     v("overwrite", c.overwrite,
       "Replace an existing output directory, atomically at the end, only if it holds a previous "
       "nmt-preprocess output (its manifest and the files it lists, nothing else).");
     v("threads", c.threads, "Encoding threads; the output is identical for any number.");
   }
   v("spm_model", c.spm_model,
-    "Reuse this SentencePiece model instead of learning one from the train split.");
+    "Reuse this SentencePiece model instead of learning one from the train split.",
+    Empty{"learn one"});
   v.section("corpora", d.corpora, "The corpora of each split.");
   v.section("vocab", c.vocab,
             "The joint subword vocabulary (paper section 5.1), learned with SentencePiece from "

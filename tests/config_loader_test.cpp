@@ -1,5 +1,6 @@
-// The strict YAML loader: defaults kept, types checked, unknown keys and bad overrides rejected
-// with the file, line, dotted key and expected type.
+// The strict YAML loader: defaults kept, types checked, unknown keys, null and empty values, a
+// second YAML document and bad overrides rejected with the file, line (or --set flag), dotted key
+// and expected type.
 
 #include "common/config_loader.h"
 
@@ -12,6 +13,7 @@ using testing::TempDir;
 using testing::write_text;
 
 struct ModelSection {
+  int layers = 6;
   int d_model = 512;
   double dropout = 0.1;
   bool shared = true;
@@ -19,8 +21,14 @@ struct ModelSection {
   std::vector<std::int64_t> sizes;
 };
 
+struct DataSection {
+  std::string train_split = "train";  // "" refused
+  std::string valid_split = "valid";  // "": no validation
+};
+
 struct Sample {
   ModelSection model;
+  DataSection data;
   std::int64_t steps = 100000;
 };
 
@@ -28,12 +36,17 @@ Sample load_sample(const YAML::Node& root, const std::string& source) {
   Sample s;
   ConfigSection top(root, source);
   const auto model = top.section("model");
+  model.read("layers", s.model.layers);
   model.read("d_model", s.model.d_model);
   model.read("dropout", s.model.dropout);
   model.read("shared", s.model.shared);
   model.read("positions", s.model.positions);
   model.read("sizes", s.model.sizes);
   model.finish();
+  const auto data = top.section("data");
+  data.read("train_split", s.data.train_split);
+  data.read("valid_split", s.data.valid_split, EmptyString::kAllowed);
+  data.finish();
   top.read("steps", s.steps);
   top.finish();
   return s;
@@ -142,8 +155,78 @@ TEST(ConfigLoader, BadOverridesFail) {
                         "unknown key 'model.no_such_key'");
   auto root2 = load_yaml_file(path);
   apply_override(root2, "model.d_model=wide");
-  NMT_EXPECT_THROW_WITH(load_sample(root2, path), ConfigError, "(or --set)", "model.d_model",
-                        "expected an integer");
+  NMT_EXPECT_THROW_WITH(load_sample(root2, path), ConfigError,
+                        "--set model.d_model=wide: expected an integer");
+}
+
+Sample load_overridden(const std::vector<std::string>& assignments) {
+  YAML::Node root(YAML::NodeType::Map);
+  for (const auto& a : assignments) apply_override(root, a);
+  return load_sample(root, "--set");
+}
+
+// `layers:` with nothing after it, `~` and `null` are YAML's null: no value, not the default.
+TEST(ConfigLoader, NullValuesAreRefusedNamingFileLineAndKey) {
+  TempDir dir;
+  for (const char* null : {"", " ~", " null", " Null", " NULL"}) {
+    NMT_EXPECT_THROW_WITH(load_text(dir, std::string("model:\n  layers:") + null + "\n"),
+                          ConfigError, "config.yaml:2:3: model.layers: no value (YAML null)",
+                          "expected an integer");
+  }
+  NMT_EXPECT_THROW_WITH(load_text(dir, "data:\n  valid_split: ~\n"), ConfigError,
+                        "config.yaml:2:3: data.valid_split: no value", "\"\" for none");
+  NMT_EXPECT_THROW_WITH(load_text(dir, "model:\n  sizes:\n"), ConfigError,
+                        "config.yaml:2:3: model.sizes: no value", "a list of integers");
+  NMT_EXPECT_THROW_WITH(load_text(dir, "model:\nsteps: 3\n"), ConfigError,
+                        "config.yaml:1:1: model: no value", "a mapping");
+  NMT_EXPECT_THROW_WITH(load_text(dir, "model: {layers: 2, shared: }\n"), ConfigError,
+                        "config.yaml:1:20: model.shared: no value", "a boolean");
+}
+
+TEST(ConfigLoader, NullOverridesAreRefusedNamingTheFlag) {
+  for (const char* value : {"~", "null", "Null", "NULL", "{d_model: ~}"}) {
+    const std::string flag = std::string("model.layers=") + value;
+    NMT_EXPECT_THROW_WITH(load_overridden({flag}), ConfigError, "--set " + flag + ": no value");
+  }
+}
+
+// `--set key=` is the empty string: a value for the string keys that take one, refused by the
+// others with the flag and the type they expect.
+TEST(ConfigLoader, EmptyOverridesAreTheEmptyString) {
+  NMT_EXPECT_THROW_WITH(load_overridden({"model.layers="}), ConfigError,
+                        "--set model.layers=: empty value; expected an integer");
+  NMT_EXPECT_THROW_WITH(load_overridden({"model.shared="}), ConfigError,
+                        "--set model.shared=: empty value; expected a boolean");
+  NMT_EXPECT_THROW_WITH(load_overridden({"data.train_split="}), ConfigError,
+                        "--set data.train_split=: empty value; expected a non-empty string");
+  EXPECT_EQ(load_overridden({"data.valid_split="}).data.valid_split, "");
+  EXPECT_EQ(load_overridden({"data.valid_split=\"\""}).data.valid_split, "");
+  EXPECT_EQ(load_overridden({"data.valid_split=test"}).data.valid_split, "test");
+}
+
+TEST(ConfigLoader, EmptyStringsOnlyWhereTheKeyTakesThem) {
+  TempDir dir;
+  EXPECT_EQ(load_text(dir, "data:\n  valid_split: \"\"\n").data.valid_split, "");
+  EXPECT_EQ(load_text(dir, "data:\n  valid_split: ''\n").data.valid_split, "");
+  NMT_EXPECT_THROW_WITH(load_text(dir, "data:\n  train_split: \"\"\n"), ConfigError,
+                        "config.yaml:2:3: data.train_split: empty value",
+                        "expected a non-empty string");
+  NMT_EXPECT_THROW_WITH(load_text(dir, "model:\n  layers: ''\n"), ConfigError,
+                        "config.yaml:2:3: model.layers: empty value", "expected an integer");
+}
+
+// yaml-cpp reads the first document of a stream; a config is one document, so a second one is an
+// error rather than settings dropped. A `---` that opens the only document is fine.
+TEST(ConfigLoader, ASecondYamlDocumentIsRefusedNamingItsLine) {
+  TempDir dir;
+  NMT_EXPECT_THROW_WITH(load_text(dir, "model:\n  layers: 2\n---\nmodel:\n  layers: 4\n"),
+                        ConfigError, "config.yaml:3:1: a second YAML document");
+  NMT_EXPECT_THROW_WITH(load_text(dir, "---\nsteps: 1\n---\n"), ConfigError,
+                        "config.yaml:3:1: a second YAML document");
+  NMT_EXPECT_THROW_WITH(load_text(dir, "steps: 1\n...\nsteps: 2\n"), ConfigError,
+                        "config.yaml:3:1: a second YAML document");
+  EXPECT_EQ(load_text(dir, "---\nmodel:\n  layers: 2\n").model.layers, 2);
+  EXPECT_EQ(load_text(dir, "# the base\n---\nsteps: 3\n...\n").steps, 3);
 }
 
 }  // namespace

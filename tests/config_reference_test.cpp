@@ -1,6 +1,7 @@
 // The config reference (docs/config.md) is rendered from the field lists that load and write the
 // configs: every key has a description, a type, a default in YAML's spelling that loads back to
-// the default, the enum's full list of choices and, for the paper's recipe, the paper's value.
+// the default, the enum's full list of choices, whether it takes the empty string (no key takes a
+// YAML null) and, for the paper's recipe, the paper's value.
 
 #include <yaml-cpp/yaml.h>
 
@@ -170,13 +171,109 @@ TEST(ConfigReference, NumbersAreWrittenAsYamlReadsThem) {
 TEST(ConfigReference, RendersATablePerSection) {
   const std::string text = render_config_reference(run_config_reference());
   EXPECT_EQ(text.rfind("## nmt-train\n", 0), 0u);
-  for (const char* part :
-       {"### model\n", "| key | type | default | paper | description |\n",
-        "| `d_model` | integer | `512` | 512; big 1024 | ",
-        "| `norm` | enum: post, pre | `post` | post | ",
-        "| `adam_eps` | number | `1.0e-9` | 1e-9 | ", "| `dir` | string | `\"\"` | ",
-        "| `seed` | integer >= 0 | `1` | ", "(5 + \\|Y\\|)"}) {
+  for (const char* part : {"### model\n", "| key | type | default | paper | description |\n",
+                           "| `d_model` | integer | `512` | 512; big 1024 | ",
+                           "| `norm` | enum: post, pre | `post` | post | ",
+                           "| `adam_eps` | number | `1.0e-9` | 1e-9 | ",
+                           "| `dir` | string (`\"\"`: none, --data names it) | `\"\"` | ",
+                           "| `valid_split` | string (`\"\"`: no validation) | `valid` | ",
+                           "| `train_split` | non-empty string | `train` | ",
+                           "| `seed` | integer >= 0 | `1` | ", "(5 + \\|Y\\|)"}) {
     EXPECT_NE(text.find(part), std::string::npos) << "no '" << part << "' in\n" << text;
+  }
+}
+
+// The keys that take "" are the strings where it means "none"; the others refuse it.
+TEST(ConfigReference, SaysWhichKeysTakeTheEmptyString) {
+  std::vector<std::string> takes_empty;
+  for (const auto& reference : references()) {
+    for (const auto& [key, field] : fields_of(reference)) {
+      if (field.empty) {
+        EXPECT_EQ(field.type, "string") << key;
+        EXPECT_FALSE(field.empty->empty()) << key << ": say what \"\" means";
+        takes_empty.push_back(key);
+      } else if (field.type.find("string") != std::string::npos) {
+        EXPECT_TRUE(field.type == "non-empty string" || field.type == "list of strings") << key;
+      }
+    }
+  }
+  EXPECT_EQ(takes_empty,
+            (std::vector<std::string>{"data.dir", "data.valid_split", "tracker.ca_file",
+                                      "tracker.port_file", "tracker.row_label", "tracker.run_name",
+                                      "tracker.sweep", "tracker.token_file", "tracker.url",
+                                      "corpora.train[], corpora.valid[], corpora.test[].target",
+                                      "out", "spm_model"}));
+  EXPECT_EQ(fields_of(run_config_reference()).at("data.valid_split").empty, "no validation");
+}
+
+// What the reference says of each run-config and nmt-preprocess key holds when loading: no key
+// takes a YAML null (`key:`, `~`, `null`) from a file or a --set flag; a key that takes "" takes
+// it as `key: ""` and as `--set key=`, and every other key refuses both, naming file and line or
+// the flag.
+template <typename Load>
+void expect_empty_and_null_as_documented(const ConfigReference& reference, Load load) {
+  testing::TempDir dir;
+  const auto file = dir.file("c.yaml");
+  for (const auto& section : reference.sections) {
+    if (is_item_section(section)) continue;  // preprocess_config_test covers the corpora's keys
+    const std::string indent = section.path.empty() ? "" : "  ";
+    const std::string line = section.path.empty() ? "1:1" : "2:3";
+    const auto write_value = [&](const FieldDoc& field, const std::string& value) {
+      testing::write_text(file, (section.path.empty() ? "" : section.path + ":\n") + indent +
+                                    field.key + ":" + value + "\n");
+    };
+    for (const auto& field : section.fields) {
+      const std::string key = dotted(section, field);
+      for (const char* null : {"", " ~", " null", " NULL"}) {
+        write_value(field, null);
+        NMT_EXPECT_THROW_WITH(load(file, {}), ConfigError,
+                              "c.yaml:" + line + ": " + key + ": no value (YAML null)");
+      }
+      for (const char* null : {"~", "null"}) {
+        NMT_EXPECT_THROW_WITH(load("", {key + "=" + null}), ConfigError,
+                              "--set " + key + "=" + null + ": no value (YAML null)");
+      }
+      write_value(field, " \"\"");
+      if (field.empty) {
+        EXPECT_NO_THROW(load(file, {})) << key;
+        EXPECT_NO_THROW(load("", {key + "="})) << key;
+      } else {
+        NMT_EXPECT_THROW_WITH(load(file, {}), ConfigError, "c.yaml:" + line + ": " + key + ": ");
+        NMT_EXPECT_THROW_WITH(load("", {key + "="}), ConfigError, "--set " + key + "=: ");
+      }
+    }
+  }
+}
+
+TEST(ConfigReference, EmptyAndNullValuesLoadAsTheReferenceSays) {
+  expect_empty_and_null_as_documented(run_config_reference(),
+                                      [](const std::string& path, std::vector<std::string> sets) {
+                                        return load_run_config(path, sets);
+                                      });
+  expect_empty_and_null_as_documented(preprocess::preprocess_config_reference(),
+                                      [](const std::string& path, std::vector<std::string> sets) {
+                                        return preprocess::load_preprocess_config(path, sets);
+                                      });
+}
+
+// --set data.valid_split= turns validation off as `valid_split: ""` does; --set model.layers= and
+// its null spellings are refused, where they once trained the default 6 layers.
+TEST(ConfigReference, EmptyOverridesOfTheRunConfig) {
+  EXPECT_EQ(load_run_config("", {"data.valid_split="}).data.valid_split, "");
+  EXPECT_EQ(load_run_config("", {"data.valid_split=\"\""}).data.valid_split, "");
+  testing::TempDir dir;
+  testing::write_text(dir.file("run.yaml"), "data:\n  valid_split: \"\"\n");
+  EXPECT_EQ(load_run_config(dir.file("run.yaml")).data.valid_split, "");
+  NMT_EXPECT_THROW_WITH(load_run_config("", {"model.layers="}), ConfigError,
+                        "--set model.layers=: empty value; expected an integer");
+  for (const char* null : {"~", "null"}) {
+    NMT_EXPECT_THROW_WITH(load_run_config("", {std::string("model.layers=") + null}), ConfigError,
+                          std::string("--set model.layers=") + null + ": no value");
+  }
+  for (const char* null : {" ~", ""}) {
+    testing::write_text(dir.file("run.yaml"), std::string("model:\n  layers:") + null + "\n");
+    NMT_EXPECT_THROW_WITH(load_run_config(dir.file("run.yaml")), ConfigError,
+                          "run.yaml:2:3: model.layers: no value (YAML null); expected an integer");
   }
 }
 

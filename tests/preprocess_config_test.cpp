@@ -117,5 +117,51 @@ TEST(PreprocessConfig, ErrorsNameFileLineAndKey) {
                         ">= 0");
 }
 
+// A corpus's keys take no null; its target takes "" (none, as for TSV), its source does not.
+TEST(PreprocessConfig, CorporaTakeNoNullAndOnlyTheTargetEmpty) {
+  TempDir dir;
+  const auto file = dir.file("p.yaml");
+  write_text(file, "corpora:\n  train:\n    - {source: a.tsv, target: }\n");
+  NMT_EXPECT_THROW_WITH(load_preprocess_config(file), ConfigError,
+                        "p.yaml:3:", "corpora.train[0].target: no value (YAML null)");
+  write_text(file, "corpora:\n  train:\n    - {source: ~}\n");
+  NMT_EXPECT_THROW_WITH(load_preprocess_config(file), ConfigError,
+                        "p.yaml:3:", "corpora.train[0].source: no value (YAML null)");
+  write_text(file, "corpora:\n  train:\n    - {source: \"\"}\n");
+  NMT_EXPECT_THROW_WITH(load_preprocess_config(file), ConfigError,
+                        "p.yaml:3:", "corpora.train[0].source: empty value");
+  write_text(file, "corpora:\n  valid:\n    -\n");
+  NMT_EXPECT_THROW_WITH(load_preprocess_config(file), ConfigError,
+                        "p.yaml:2:", "corpora.valid: item 0: no value (YAML null)");
+  write_text(file, "corpora:\n  train:\n    - {source: a.tsv, target: \"\"}\n");
+  const auto config = load_preprocess_config(file);
+  ASSERT_EQ(config.split("train").corpora.size(), 1u);
+  EXPECT_EQ(config.split("train").corpora[0].target, "");
+}
+
+// spm_model "" (learn one) from YAML and from `--set spm_model=`; vocab.type takes neither.
+TEST(PreprocessConfig, EmptyStringsWhereTheyMeanNone) {
+  TempDir dir;
+  const auto file = dir.file("p.yaml");
+  write_text(file, "spm_model: \"\"\nvocab:\n  type: unigram\n");
+  EXPECT_EQ(load_preprocess_config(file).spm_model, "");
+  EXPECT_EQ(load_preprocess_config(file, {"spm_model=m.model", "spm_model="}).spm_model, "");
+  NMT_EXPECT_THROW_WITH(load_preprocess_config(file, {"vocab.type="}), ConfigError,
+                        "--set vocab.type=: empty value; expected a non-empty string");
+  write_text(file, "vocab:\n  type:\n");
+  NMT_EXPECT_THROW_WITH(load_preprocess_config(file), ConfigError,
+                        "p.yaml:2:3: vocab.type: no value (YAML null)");
+}
+
+TEST(PreprocessConfig, OneYamlDocumentPerFile) {
+  TempDir dir;
+  const auto file = dir.file("p.yaml");
+  write_text(file, "out: x\nvocab:\n  size: 8000\n---\nvocab:\n  size: 16000\n");
+  NMT_EXPECT_THROW_WITH(load_preprocess_config(file), ConfigError,
+                        "p.yaml:4:1: a second YAML document");
+  write_text(file, "---\nout: x\nvocab:\n  size: 8000\n");
+  EXPECT_EQ(load_preprocess_config(file).vocab.vocab_size, 8000);
+}
+
 }  // namespace
 }  // namespace nmt::preprocess

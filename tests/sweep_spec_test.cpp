@@ -175,6 +175,42 @@ TEST(SweepSpec, RejectsUnknownKeysNoOpRowsAndTwoBaseRows) {
                         ConfigError, "sett");
 }
 
+// A row's overrides are --set flags: `key=` is the empty string, a value only for keys that take
+// one; null is refused, in the spec and in the base config, naming where it stands.
+TEST(SweepSpec, EmptyAndNullValuesAreRefusedWhereTheKeyTakesNone) {
+  SpecFiles f;
+  NMT_EXPECT_THROW_WITH(load_sweep_spec(f.write("  - {label: A, set: [model.layers=]}\n")),
+                        ConfigError, "spec.yaml: row 0 (A)",
+                        "--set model.layers=: empty value; expected an integer");
+  for (const char* null : {"~", "null"}) {
+    NMT_EXPECT_THROW_WITH(
+        load_sweep_spec(f.write(std::string("  - {label: A, set: [model.layers=") + null + "]}\n")),
+        ConfigError, std::string("spec.yaml: row 0 (A)"),
+        std::string("--set model.layers=") + null);
+  }
+  const auto spec = load_sweep_spec(
+      f.write("  - label: base\n  - {label: no-valid, set: [data.valid_split=]}\n"));
+  EXPECT_EQ(spec.rows[1].config.data.valid_split, "");
+  NMT_EXPECT_THROW_WITH(load_sweep_spec(f.write("  - label:\n")), ConfigError,
+                        "spec.yaml:4:5: rows[0].label: no value (YAML null)");
+  NMT_EXPECT_THROW_WITH(load_sweep_spec(f.write("  - {label: A, set: }\n")), ConfigError,
+                        "spec.yaml:4:", "rows[0].set: no value (YAML null)", "[] for none");
+  const std::string path = f.write("  - label: base\n");
+  write_text(f.dir.file("base.yaml"), "model:\n  layers: ~\n");
+  NMT_EXPECT_THROW_WITH(load_sweep_spec(path), ConfigError, "base.yaml:2:3: model.layers",
+                        "no value (YAML null)");
+}
+
+TEST(SweepSpec, OneYamlDocumentPerSpec) {
+  SpecFiles f;
+  const std::string path = f.write("  - label: base\n");
+  write_text(path, "name: micro\nbase: base.yaml\nrows:\n  - label: base\n---\nname: other\n");
+  NMT_EXPECT_THROW_WITH(load_sweep_spec(path), ConfigError,
+                        "spec.yaml:5:1: a second YAML document");
+  write_text(path, "---\nname: micro\nbase: base.yaml\nrows:\n  - label: base\n");
+  EXPECT_EQ(load_sweep_spec(path).name, "micro");
+}
+
 TEST(SlurmArray, OneIndexPerRowEachResumingItsRow) {
   SpecFiles f;
   const auto spec =

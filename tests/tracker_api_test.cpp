@@ -211,7 +211,7 @@ TEST(TrackerApi, OneRuleForUidsAndStatuses) {
   EXPECT_FALSE(is_valid_run_uid("short"));
   EXPECT_FALSE(is_valid_run_uid("has space"));
   EXPECT_FALSE(is_valid_run_uid("dotted.uid"));
-  for (const char* status : {"running", "finished", "failed", "killed", "preempted"}) {
+  for (const char* status : {"running", "finished", "failed", "killed", "preempted", "crashed"}) {
     EXPECT_TRUE(is_valid_run_status(status)) << status;
   }
   EXPECT_FALSE(is_valid_run_status("paused"));

@@ -120,6 +120,17 @@ class TestSocket {
 
   void send_raw(const std::string& bytes) { boost::asio::write(*this, boost::asio::buffer(bytes)); }
 
+  // True when the server has closed the connection (EOF or reset), without waiting; data that
+  // arrived is discarded.
+  bool closed_now() {
+    char scratch[4096];
+    while (true) {
+      const ssize_t n = ::recv(fd_, scratch, sizeof scratch, MSG_DONTWAIT);
+      if (n > 0 || (n < 0 && errno == EINTR)) continue;
+      return n == 0 || (errno != EAGAIN && errno != EWOULDBLOCK);
+    }
+  }
+
   // True when the server closes the connection (EOF or reset) within `limit`; data is discarded.
   bool closed_within(std::chrono::milliseconds limit) {
     const auto deadline = std::chrono::steady_clock::now() + limit;

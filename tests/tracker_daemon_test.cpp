@@ -47,6 +47,11 @@ json metric_batch(int rank, int sequence, int first, int count, const std::strin
   return {{"rank", rank}, {"sequence", sequence}, {"points", points}};
 }
 
+// A per-rank key, as the trainer names each rank's own figures.
+std::string rank_key(int rank) {
+  return "rank" + std::to_string(rank) + "_loss";
+}
+
 std::string metrics_path(std::int64_t run) {
   return "/api/runs/" + std::to_string(run) + "/metrics";
 }
@@ -295,6 +300,8 @@ TEST(TrackerDaemon, SigkillLosesNoAcknowledgedBatch) {
   EXPECT_EQ(retry.json().at("duplicate"), true);
 }
 
+// Each client is one rank logging its own key (as the trainer's per-rank figures are), over the
+// same steps.
 TEST(TrackerDaemon, ConcurrentClientsStoreEveryPointExactlyOnce) {
   constexpr int kClients = 8, kBatches = 100, kPoints = 100;
   TempDir dir;
@@ -311,7 +318,7 @@ TEST(TrackerDaemon, ConcurrentClientsStoreEveryPointExactlyOnce) {
     clients.emplace_back([&, rank] {
       Connection c(daemon.port());
       for (int seq = 0; seq < kBatches; ++seq) {
-        const auto batch = metric_batch(rank, seq, seq * kPoints, kPoints);
+        const auto batch = metric_batch(rank, seq, seq * kPoints, kPoints, rank_key(rank));
         // Every tenth batch is sent twice, as a client does when an answer was lost.
         for (int attempt = 0; attempt < (seq % 10 == 0 ? 2 : 1); ++attempt) {
           const auto reply = c.post(metrics_path(run), batch);
@@ -326,15 +333,72 @@ TEST(TrackerDaemon, ConcurrentClientsStoreEveryPointExactlyOnce) {
   EXPECT_EQ(failures, 0);
   EXPECT_EQ(duplicates, kClients * kBatches / 10);
   Connection c(daemon.port());
-  EXPECT_EQ(stored_steps(c, run, "key=loss").size(), std::size_t{kClients * kBatches * kPoints});
   for (int rank = 0; rank < kClients; ++rank) {
-    const auto steps = stored_steps(c, run, "key=loss&rank=" + std::to_string(rank));
+    const std::string key = "key=" + rank_key(rank);
+    EXPECT_TRUE(
+        stored_steps(c, run, key + "&rank=" + std::to_string((rank + 1) % kClients)).empty());
+    const auto steps = stored_steps(c, run, key + "&rank=" + std::to_string(rank));
     ASSERT_EQ(steps.size(), std::size_t{kBatches * kPoints}) << "rank " << rank;
     for (std::size_t i = 0; i < steps.size(); ++i) ASSERT_EQ(steps[i], std::int64_t(i));
   }
   RecordProperty("ingest_points_per_second",
                  static_cast<int>(kClients * kBatches * kPoints / ingest_s));
   std::cout << "ingest: " << kClients * kBatches * kPoints << " points in " << ingest_s << " s\n";
+}
+
+// A trainer SIGKILLed at step 100 whose daemon was SIGKILLed too: the resumed attempt registers
+// with the run's uid, re-sends attempt 1's points from metrics.jsonl (at least once) and re-trains
+// from the checkpoint at step 60. The series has one point per step, attempt 2's from step 60 on,
+// and attempt 1 is crashed.
+TEST(TrackerDaemon, ResumedAttemptLeavesOnePointPerStepAndAttemptOneCrashed) {
+  TempDir dir;
+  const json spec = {{"experiment", "daemon_test"}, {"name", "resumed"}, {"uid", "resumed-run-1"}};
+  std::int64_t run = 0;
+  {
+    Daemon daemon(dir, {});
+    Connection c(daemon.port());
+    const auto reply = c.post("/api/runs", spec);
+    ASSERT_EQ(reply.status, 200) << reply.body;
+    run = reply.json().at("run_id").get<std::int64_t>();
+    for (int seq = 0; seq < 5; ++seq) {
+      ASSERT_EQ(c.post(metrics_path(run), metric_batch(0, seq, seq * 20, 20)).status, 200);
+    }
+    daemon.signal_and_wait(SIGKILL);
+  }
+  Daemon daemon(dir, {});
+  Connection c(daemon.port());
+  json again = spec;
+  again["attempt"] = 2;
+  ASSERT_EQ(c.post("/api/runs", again).json().at("resumed"), true);
+  for (int seq = 0; seq < 5; ++seq) {  // metrics.jsonl re-sent, in batches of new sequences
+    ASSERT_EQ(c.post(metrics_path(run), metric_batch(0, 100 + seq, seq * 20, 20)).status, 200);
+  }
+  for (int seq = 0; seq < 3; ++seq) {  // steps 60..119 from the checkpoint: value step * 0.5 + 1
+    json batch = metric_batch(0, 200 + seq, 60 + seq * 20, 20);
+    for (json& point : batch.at("points")) point["value"] = point.at("value").get<double>() + 1;
+    ASSERT_EQ(c.post(metrics_path(run), batch).status, 200);
+  }
+  ASSERT_EQ(c.request(http::verb::put, "/api/runs/" + std::to_string(run) + "/status",
+                      R"({"status": "finished"})")
+                .status,
+            200);
+
+  const auto reply = c.get(metrics_path(run) + "?key=loss");
+  ASSERT_EQ(reply.status, 200) << reply.body.substr(0, 200);
+  const json series = reply.json();
+  ASSERT_EQ(series.at("points").size(), 120u);
+  for (int step = 0; step < 120; ++step) {
+    const json& point = series.at("points")[step];
+    ASSERT_EQ(point.at("step"), step);
+    EXPECT_DOUBLE_EQ(point.at("value").get<double>(), step * 0.5 + (step < 60 ? 0 : 1))
+        << "step " << step;
+  }
+  const json detail = c.get("/api/runs/" + std::to_string(run)).json();
+  EXPECT_EQ(detail.at("status"), "finished");
+  ASSERT_EQ(detail.at("attempts").size(), 2u);
+  EXPECT_EQ(detail.at("attempts")[0].at("status"), "crashed");
+  EXPECT_EQ(detail.at("attempts")[0].at("ended_at"), detail.at("attempts")[1].at("started_at"));
+  EXPECT_EQ(detail.at("attempts")[1].at("status"), "finished");
 }
 
 TEST(HttpServerTarget, DecodesPathAndQuery) {

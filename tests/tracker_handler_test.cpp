@@ -286,7 +286,7 @@ TEST_F(TrackerHandler, IngestedMetricsComeBackAsSeries) {
   ASSERT_EQ(stored.status, 200) << stored.body.dump();
   EXPECT_EQ(stored.body.at("stored"), 10);
   EXPECT_EQ(stored.body.at("duplicate"), false);
-  ASSERT_EQ(post(run_path(id, "metrics"), batch(1, 0, 1, 3)).status, 200);
+  ASSERT_EQ(post(run_path(id, "metrics"), batch(1, 0, 11, 3)).status, 200);
 
   const Answer all = get(run_path(id, "metrics"), {{"key", "loss"}});
   ASSERT_EQ(all.status, 200);
@@ -313,7 +313,7 @@ TEST_F(TrackerHandler, RetriedBatchIsNotStoredTwice) {
   EXPECT_EQ(retry.body.at("duplicate"), true);
   EXPECT_EQ(get(run_path(id, "metrics"), {{"key", "loss"}}).body.at("points").size(), 5u);
   // The same sequence from another rank is another batch.
-  EXPECT_EQ(post(run_path(id, "metrics"), batch(1, 7, 1, 5)).body.at("duplicate"), false);
+  EXPECT_EQ(post(run_path(id, "metrics"), batch(1, 7, 6, 5)).body.at("duplicate"), false);
   EXPECT_EQ(get(run_path(id, "metrics"), {{"key", "loss"}}).body.at("points").size(), 10u);
 }
 
@@ -884,17 +884,28 @@ TEST_F(TrackerHandler, SeriesAnswersAreBoundedAndSaySo) {
 }
 
 // The server asks this before reading a body, so an unauthenticated body is never buffered.
+// The header check also says which requests prove their connection (HttpServer's fairness): those
+// with the token, never /api/health without it; every request when the daemon has no token.
 TEST_F(TrackerHandler, HeaderCheckRefusesAMissingTokenWithoutTheBody) {
   open("s3cret");
   Request header_only{"POST", "/api/runs", {}, "", "", ""};
-  const auto refused = handler_->check_header(header_only);
-  ASSERT_TRUE(refused.has_value());
-  EXPECT_EQ(refused->status, 401);
+  const HeaderCheck refused = handler_->check_header(header_only);
+  ASSERT_TRUE(refused.refusal.has_value());
+  EXPECT_EQ(refused.refusal->status, 401);
+  EXPECT_FALSE(refused.proven);
   header_only.authorization = "Bearer s3cret";
-  EXPECT_FALSE(handler_->check_header(header_only).has_value());
-  EXPECT_FALSE(handler_->check_header(Request{"GET", "/api/health", {}, "", "", ""}).has_value());
+  EXPECT_FALSE(handler_->check_header(header_only).refusal.has_value());
+  EXPECT_TRUE(handler_->check_header(header_only).proven);
+  const HeaderCheck health = handler_->check_header(Request{"GET", "/api/health", {}, "", "", ""});
+  EXPECT_FALSE(health.refusal.has_value());
+  EXPECT_FALSE(health.proven);
+  header_only.authorization = "Bearer wrong";
+  EXPECT_FALSE(handler_->check_header(header_only).proven);
   open("");
-  EXPECT_FALSE(handler_->check_header(Request{"POST", "/api/runs", {}, "", "", ""}).has_value());
+  const HeaderCheck open_daemon =
+      handler_->check_header(Request{"POST", "/api/runs", {}, "", "", ""});
+  EXPECT_FALSE(open_daemon.refusal.has_value());
+  EXPECT_TRUE(open_daemon.proven);
 }
 
 TEST_F(TrackerHandler, ConcurrentIngestLosesNothing) {
@@ -903,7 +914,7 @@ TEST_F(TrackerHandler, ConcurrentIngestLosesNothing) {
   for (int rank = 0; rank < 4; ++rank) {
     ranks.emplace_back([&, rank] {
       for (int sequence = 0; sequence < 25; ++sequence) {
-        const std::string body = batch(rank, sequence, sequence * 10 + 1, 10).dump();
+        const std::string body = batch(rank, sequence, rank * 250 + sequence * 10 + 1, 10).dump();
         const Response response =
             handler_->handle(Request{"POST", run_path(id, "metrics"), {}, "", body, ""});
         EXPECT_EQ(response.status, 200) << response.body;
@@ -914,6 +925,172 @@ TEST_F(TrackerHandler, ConcurrentIngestLosesNothing) {
     thread.join();
   }
   EXPECT_EQ(get(run_path(id, "metrics"), {{"key", "loss"}}).body.at("points").size(), 1000u);
+}
+
+// A trainer SIGKILLed never reports its end; its resumed attempt re-sends the steps after the
+// checkpoint. Over HTTP: attempt 1 is crashed once attempt 2 registers, a late report of attempt 1
+// replaces that on its row only, and each (key, step) keeps the latest value delivered.
+TEST_F(TrackerHandler, ResumeAfterAKilledAttemptMarksItCrashedAndKeepsLatestPoints) {
+  const json spec = {{"experiment", "e"}, {"name", "r"}, {"uid", "killed-attempt-uid"}};
+  const auto id = create_run(spec);
+  ASSERT_EQ(post(run_path(id, "metrics"), batch(0, 0, 1, 6)).body.at("stored"), 6);
+  json resumed = spec;
+  resumed["attempt"] = 2;
+  ASSERT_EQ(post("/api/runs", resumed).body.at("resumed"), true);
+  json retrained = batch(0, 100, 5, 4);  // attempt 2 from a checkpoint at step 4: steps 5..8
+  for (json& point : retrained.at("points")) point["value"] = -point.at("step").get<double>();
+  ASSERT_EQ(post(run_path(id, "metrics"), retrained).body.at("duplicate"), false);
+  const json series = get(run_path(id, "metrics"), {{"key", "loss"}}).body;
+  EXPECT_EQ(series.at("total_points"), 8);
+  EXPECT_DOUBLE_EQ(series.at("points")[3].at("value").get<double>(), 2.5);  // step 4, attempt 1
+  EXPECT_DOUBLE_EQ(series.at("points")[4].at("value").get<double>(), -5.0);
+  EXPECT_DOUBLE_EQ(series.at("last").at("value").get<double>(), -8.0);
+
+  json run = get(run_path(id)).body;
+  EXPECT_EQ(run.at("status"), "running");
+  EXPECT_EQ(run.at("attempt"), 2);
+  EXPECT_EQ(run.at("attempts")[0].at("status"), "crashed");
+  EXPECT_EQ(run.at("attempts")[0].at("ended_at"), run.at("attempts")[1].at("started_at"));
+  EXPECT_EQ(run.at("attempts")[1].at("status"), "running");
+  ASSERT_EQ(call("PUT", run_path(id, "status"), R"({"status": "finished"})").status, 200);
+  EXPECT_EQ(get(run_path(id)).body.at("attempts")[0].at("status"), "crashed");
+
+  const json before = get(run_path(id)).body;
+  const Answer late = call("PUT", run_path(id, "status"), R"({"status": "failed", "attempt": 1})");
+  ASSERT_EQ(late.status, 200) << late.body.dump();
+  run = get(run_path(id)).body;
+  EXPECT_EQ(run.at("attempts")[0].at("status"), "failed");
+  EXPECT_EQ(run.at("attempts")[1], before.at("attempts")[1]);
+  EXPECT_EQ(run.at("status"), "finished");
+  EXPECT_EQ(run.at("ended_at"), before.at("ended_at"));
+
+  // crashed is a status of the protocol: accepted in a report, named in the error for a bad one.
+  const auto other = create_run({{"experiment", "e"}, {"name", "other"}});
+  ASSERT_EQ(call("PUT", run_path(other, "status"), R"({"status": "crashed"})").status, 200);
+  EXPECT_EQ(ids({{"status", "crashed"}}), std::vector<std::int64_t>{other});
+  const Answer bad = call("PUT", run_path(other, "status"), R"({"status": "paused"})");
+  EXPECT_EQ(bad.status, 400);
+  EXPECT_NE(bad.body.at("error").get<std::string>().find("crashed"), std::string::npos);
+}
+
+// A 400 for a limit names the field at fault, the limit and the flag that sets it.
+void expect_over_limit(const Answer& answer, const std::string& field, const std::string& limit,
+                       const std::string& flag) {
+  EXPECT_EQ(answer.status, 400) << field << ": " << answer.body.dump();
+  EXPECT_EQ(answer.body.value("field", ""), field) << answer.body.dump();
+  const std::string error = answer.body.value("error", "");
+  EXPECT_NE(error.find(limit), std::string::npos) << error;
+  EXPECT_NE(error.find(flag), std::string::npos) << error;
+}
+
+TEST_F(TrackerHandler, OverlongTextsAre400NamingFieldAndLimit) {
+  const auto id = create_run({{"experiment", "e"}, {"name", "r"}});
+  const std::string name(256, 'n'), too_long_name(257, 'n'), too_long_text(4097, 't');
+  for (const char* field : {"experiment", "name", "sweep", "row_label", "config_hash",
+                            "git_revision", "host", "slurm_job_id", "slurm_array_id"}) {
+    json spec = {{"experiment", "e"}, {"name", "r2"}};
+    spec[field] = too_long_name;
+    expect_over_limit(post("/api/runs", spec), field, "256", "--max-name-bytes");
+    spec[field] = name;  // at the limit: accepted
+    EXPECT_EQ(post("/api/runs", spec).status, 200) << field;
+  }
+  json spec = {{"experiment", "e"}, {"name", "r3"}, {"config", std::string((1u << 20) + 1, 'c')}};
+  expect_over_limit(post("/api/runs", spec), "config", "1048576", "--max-config-bytes");
+  spec["config"] = std::string(1u << 20, 'c');
+  EXPECT_EQ(post("/api/runs", spec).status, 200);
+  spec = {{"experiment", "e"}, {"name", "r4"}, {"params", {{too_long_name, 1}}}};
+  expect_over_limit(post("/api/runs", spec), "params", "256", "--max-name-bytes");
+  spec["params"] = {{"data.path", too_long_text}};
+  expect_over_limit(post("/api/runs", spec), "params.data.path", "4096", "--max-text-bytes");
+
+  json metrics = batch(0, 0, 1, 2);
+  metrics["points"][1]["key"] = too_long_name;
+  expect_over_limit(post(run_path(id, "metrics"), metrics), "points[1].key", "256",
+                    "--max-name-bytes");
+  expect_over_limit(post(run_path(id, "evals"), {{"split", too_long_name}}), "split", "256",
+                    "--max-name-bytes");
+  for (const char* field : {"checkpoint", "signature"}) {
+    expect_over_limit(post(run_path(id, "evals"), {{"split", "valid"}, {field, too_long_text}}),
+                      field, "4096", "--max-text-bytes");
+  }
+  expect_over_limit(post(run_path(id, "artifacts"), {{"kind", too_long_name}, {"path", "p"}}),
+                    "kind", "256", "--max-name-bytes");
+  expect_over_limit(
+      post(run_path(id, "artifacts"), {{"kind", "checkpoint"}, {"path", too_long_text}}), "path",
+      "4096", "--max-text-bytes");
+
+  // Nothing of a refused write was stored.
+  EXPECT_EQ(ids({{"name", "r4"}}).size(), 0u);
+  const json run = get(run_path(id)).body;
+  EXPECT_TRUE(run.at("metric_keys").empty()) << run.dump();
+  EXPECT_TRUE(run.at("evals").empty());
+  EXPECT_TRUE(run.at("artifacts").empty());
+  // The same sequence, with keys within the limit, is a new batch.
+  EXPECT_EQ(post(run_path(id, "metrics"), batch(0, 0, 1, 2)).body.at("stored"), 2);
+}
+
+TEST_F(TrackerHandler, MetricKeysPerRunAreLimitedAndKnownKeysStayAccepted) {
+  HandlerOptions options;
+  options.writes.max_metric_keys = 5;
+  open("", options);
+  const auto id = create_run({{"experiment", "e"}, {"name", "r"}});
+  const auto keyed = [](std::int64_t sequence, std::vector<std::string> keys, int step) {
+    json points = json::array();
+    for (const auto& key : keys) points.push_back({{"key", key}, {"step", step}, {"value", 1.0}});
+    return json{{"rank", 0}, {"sequence", sequence}, {"points", points}};
+  };
+  ASSERT_EQ(post(run_path(id, "metrics"), keyed(0, {"a", "b", "c"}, 1)).status, 200);
+  // Three new keys beside three stored: refused whole, the known key `c` too.
+  const Answer over = post(run_path(id, "metrics"), keyed(1, {"c", "d", "e", "f"}, 2));
+  expect_over_limit(over, "points", "5", "--max-metric-keys");
+  EXPECT_NE(over.body.at("error").get<std::string>().find("6 distinct"), std::string::npos);
+  EXPECT_EQ(get(run_path(id)).body.at("metric_keys"), json({"a", "b", "c"}));
+  EXPECT_EQ(get(run_path(id, "metrics"), {{"key", "c"}}).body.at("total_points"), 1);
+  // Up to the limit, then the run's own keys forever, and none beyond.
+  EXPECT_EQ(post(run_path(id, "metrics"), keyed(1, {"c", "d", "e"}, 2)).body.at("stored"), 3);
+  EXPECT_EQ(post(run_path(id, "metrics"), keyed(2, {"a", "b", "c", "d", "e"}, 3)).status, 200);
+  expect_over_limit(post(run_path(id, "metrics"), keyed(3, {"a", "z"}, 4)), "points", "5",
+                    "--max-metric-keys");
+  EXPECT_EQ(get(run_path(id, "metrics"), {{"key", "a"}}).body.at("total_points"), 2);  // 1, 3
+  // A batch with more distinct keys than any run may hold is refused before the store is asked.
+  const auto other = create_run({{"experiment", "e"}, {"name", "other"}});
+  expect_over_limit(post(run_path(other, "metrics"), keyed(0, {"1", "2", "3", "4", "5", "6"}, 1)),
+                    "points", "5", "--max-metric-keys");
+  EXPECT_TRUE(get(run_path(other)).body.at("metric_keys").empty());
+}
+
+TEST_F(TrackerHandler, ParamsPerRunAreLimitedOverResumes) {
+  HandlerOptions options;
+  options.writes.max_params = 3;
+  open("", options);
+  json spec = {{"experiment", "e"}, {"name", "r"}, {"uid", "params-limit-uid"}};
+  spec["params"] = {{"a", 1}, {"b", 2}, {"c", 3}, {"d", 4}};
+  expect_over_limit(post("/api/runs", spec), "params", "3", "--max-params");
+  EXPECT_TRUE(ids({{"uid", "params-limit-uid"}}).empty());
+  spec["params"] = {{"a", 1}, {"b", 2}};
+  const auto id = create_run(spec);
+  spec["attempt"] = 2;
+  spec["params"] = {{"b", 20}, {"c", 3}};  // one new key: 3 in all
+  ASSERT_EQ(post("/api/runs", spec).status, 200);
+  spec["attempt"] = 3;
+  spec["params"] = {{"a", 10}, {"d", 4}};  // a fourth key: refused, the resume with it
+  expect_over_limit(post("/api/runs", spec), "params", "3", "--max-params");
+  const json run = get(run_path(id)).body;
+  EXPECT_EQ(run.at("attempt"), 2);
+  EXPECT_EQ(run.at("params"), json({{"a", 1}, {"b", 20}, {"c", 3}}));
+  spec["params"] = {{"a", 10}};  // known keys only
+  EXPECT_EQ(post("/api/runs", spec).body.at("resumed"), true);
+  EXPECT_EQ(get(run_path(id)).body.at("params").at("a"), 10);
+  // A replay stores nothing, so it is answered as before whatever params it carries.
+  spec["params"] = {{"x", 1}, {"y", 2}};
+  EXPECT_EQ(post("/api/runs", spec).status, 200);
+  EXPECT_EQ(get(run_path(id)).body.at("params").size(), 3u);
+}
+
+TEST_F(TrackerHandler, WriteLimitsMustBePositive) {
+  HandlerOptions options;
+  options.writes.max_metric_keys = 0;
+  EXPECT_THROW(open("", options), std::invalid_argument);
 }
 
 }  // namespace

@@ -1,12 +1,14 @@
 // The tracker's SQLite store: a real database file in WAL mode, migrated to the current schema,
 // surviving a reopen; a file from a newer build is refused; a file from an older build upgraded
 // with its data. RunStore's own promises: typed errors, all-or-nothing batches, exact
-// downsampling buckets.
+// downsampling buckets, one point per run, key and step (the latest delivered), earlier attempts
+// still running marked crashed when the run resumes.
 
 #include "tracker/store/database.h"
 
 #include <SQLiteCpp/Statement.h>
 #include <SQLiteCpp/Transaction.h>
+#include <fmt/format.h>
 #include <sys/stat.h>
 
 #include <cmath>
@@ -352,8 +354,8 @@ TEST(TrackerStore, UpgradesVersionThreeDatabaseWithDeletedAt) {
   EXPECT_EQ(runs[0].attempts, 0);  // version 3 wrote no attempts row for a run inserted by hand
 }
 
-// The newest value per (run, key) for listings, by index seeks: the last point is exact (highest
-// step, lowest rank on a tie), and the query plan searches metrics_series rather than scanning.
+// The newest value per (run, key) for listings, by index seeks: the last point is exact (the
+// highest step's), and the query plan searches metrics_series rather than scanning.
 TEST(TrackerStore, LastMetricValuesUseTheSeriesIndex) {
   TempDir dir;
   Database db(dir.file("tracker.db"));
@@ -371,7 +373,7 @@ TEST(TrackerStore, LastMetricValuesUseTheSeriesIndex) {
   ASSERT_EQ(all.size(), 1u);
   ASSERT_TRUE(all[0].last_metrics.has_value());
   EXPECT_EQ(all[0].last_metrics->size(), 2u);
-  EXPECT_DOUBLE_EQ(all[0].last_metrics->at("loss"), 1.0);  // step 5, rank 0 before rank 1
+  EXPECT_DOUBLE_EQ(all[0].last_metrics->at("loss"), 1.0);  // step 5 as delivered last (rank 0)
   EXPECT_DOUBLE_EQ(all[0].last_metrics->at("bleu"), 20.0);
   query.metrics = api::KeySelection{false, {"bleu", "missing"}};
   const auto some = store.list_runs(query);
@@ -392,6 +394,164 @@ TEST(TrackerStore, LastMetricValuesUseTheSeriesIndex) {
   const std::string next_key =
       plan("SELECT MIN(key) FROM metrics WHERE run_id = 1 AND key > 'bleu'");
   EXPECT_NE(next_key.find("USING COVERING INDEX metrics_series"), std::string::npos) << next_key;
+}
+
+// A resumed trainer re-logs the steps after its checkpoint, in batches of new sequences: each
+// (run, key, step) keeps one point, the latest delivered (its value, time and rank).
+TEST(TrackerStore, SameKeyAndStepKeepsOnePointWithTheLatestValue) {
+  TempDir dir;
+  Database db(dir.file("tracker.db"));
+  RunStore store(db);
+  RunSpec spec;
+  spec.experiment = "e";
+  spec.name = "r";
+  const auto run = store.create_or_resume_run(spec).run_id;
+  store.ingest_metrics(run, 0, 0,
+                       {{"loss", 1, 4.0, 10.0}, {"loss", 2, 3.0, 11.0}, {"bleu", 2, 5.0, 11.0}});
+  const IngestResult second =
+      store.ingest_metrics(run, 1, 1, {{"loss", 2, 2.5, 20.0}, {"loss", 3, 2.0, 21.0}});
+  EXPECT_EQ(second.stored, 2);
+  EXPECT_FALSE(second.duplicate);
+  const auto series = store.metric_series(run, "loss", std::nullopt, std::nullopt);
+  EXPECT_EQ(series.total_points, 3);
+  ASSERT_EQ(series.points.size(), 3u);
+  EXPECT_EQ(series.points[1].step, 2);
+  EXPECT_DOUBLE_EQ(series.points[1].value, 2.5);
+  EXPECT_DOUBLE_EQ(series.points[1].time, 20.0);
+  EXPECT_EQ(series.points[1].rank, 1);
+  EXPECT_DOUBLE_EQ(series.points[0].value, 4.0);  // steps sent once are kept as sent
+  EXPECT_EQ(store.metric_series(run, "bleu", std::nullopt, std::nullopt).total_points, 1);
+  // Within one batch too, the later point of a step wins.
+  store.ingest_metrics(run, 0, 2, {{"loss", 3, 1.75, 30.0}, {"loss", 3, 1.5, 31.0}});
+  EXPECT_EQ(db.sqlite().execAndGet("SELECT COUNT(*) FROM metrics WHERE key = 'loss'").getInt(), 3);
+  const auto last = store.metric_series(run, "loss", std::nullopt, std::nullopt).last;
+  ASSERT_TRUE(last.has_value());
+  EXPECT_DOUBLE_EQ(last->value, 1.5);
+  EXPECT_EQ(last->rank, 0);
+  // The batch-level dedupe is unchanged: a retried batch stores nothing, even its new values.
+  const IngestResult retry = store.ingest_metrics(run, 1, 1, {{"loss", 2, 99.0, 40.0}});
+  EXPECT_TRUE(retry.duplicate);
+  EXPECT_DOUBLE_EQ(store.metric_series(run, "loss", std::nullopt, std::nullopt).points[1].value,
+                   2.5);
+}
+
+// A version 4 database with repeated (run, key, step) rows keeps the newest row of each and gains
+// the unique index, under which ingest upserts.
+TEST(TrackerStore, UpgradesVersionFourDatabaseToOnePointPerStep) {
+  TempDir dir;
+  const std::string path = dir.file("tracker.db");
+  {
+    SQLite::Database raw(path, SQLite::OPEN_READWRITE | SQLite::OPEN_CREATE);
+    migrate_to(raw, path, 4);
+    raw.exec(R"sql(
+      INSERT INTO experiments VALUES (1, 'e', 0.0);
+      INSERT INTO runs(id, experiment_id, name, started_at) VALUES (1, 1, 'a', 0.0),
+                                                                   (2, 1, 'b', 0.0);
+      INSERT INTO metrics(run_id, key, step, value, wall_time, rank) VALUES
+        (1, 'loss', 1, 9.0, 1.0, 0), (1, 'loss', 2, 8.0, 2.0, 0),
+        (1, 'loss', 1, 7.0, 3.0, 1), (1, 'bleu', 1, 5.0, 4.0, 0),
+        (2, 'loss', 1, 6.0, 5.0, 0), (1, 'loss', 1, 4.0, 6.0, 0),
+        (1, 'loss', 2, 3.0, 7.0, 2);
+    )sql");
+  }
+  Database db(path);
+  EXPECT_EQ(db.schema_version(), latest_schema_version());
+  auto& sql = db.sqlite();
+  SQLite::Statement rows(sql,
+                         "SELECT run_id, key, step, value, wall_time, rank FROM metrics "
+                         "ORDER BY run_id, key, step");
+  std::vector<std::string> kept;
+  while (rows.executeStep()) {
+    kept.push_back(fmt::format("{} {} {} {} {} {}", rows.getColumn(0).getInt(),
+                               rows.getColumn(1).getString(), rows.getColumn(2).getInt(),
+                               rows.getColumn(3).getDouble(), rows.getColumn(4).getDouble(),
+                               rows.getColumn(5).getInt()));
+  }
+  EXPECT_EQ(kept, (std::vector<std::string>{"1 bleu 1 5 4 0", "1 loss 1 4 6 0", "1 loss 2 3 7 2",
+                                            "2 loss 1 6 5 0"}));
+  EXPECT_EQ(sql.execAndGet("SELECT \"unique\" FROM pragma_index_list('metrics') "
+                           "WHERE name = 'metrics_series'")
+                .getInt(),
+            1);
+  EXPECT_THROW(sql.exec("INSERT INTO metrics(run_id, key, step, value, wall_time) "
+                        "VALUES (1, 'loss', 1, 0.0, 0.0)"),
+               SQLite::Exception);
+  RunStore store(db);
+  store.ingest_metrics(1, 0, 0, {{"loss", 1, 2.0, 8.0}});
+  const auto series = store.metric_series(1, "loss", std::nullopt, std::nullopt);
+  ASSERT_EQ(series.points.size(), 2u);
+  EXPECT_DOUBLE_EQ(series.points[0].value, 2.0);
+}
+
+// Attempt 1 killed without a word (SIGKILL): when attempt 2 registers, attempt 1 is crashed, ended
+// when attempt 2 started, and stays so when attempt 2 finishes. A replayed registration of the
+// running attempt crashes nothing.
+TEST(TrackerStore, ResumeMarksEarlierRunningAttemptsCrashed) {
+  TempDir dir;
+  Database db(dir.file("tracker.db"));
+  RunStore store(db);
+  RunSpec spec;
+  spec.experiment = "e";
+  spec.name = "r";
+  spec.uid = "crash-test-uid";
+  spec.attempt = 1;
+  const auto run = store.create_or_resume_run(spec).run_id;
+  spec.attempt = 2;
+  const RunHandle resumed = store.create_or_resume_run(spec);
+  EXPECT_TRUE(resumed.resumed);
+  api::RunDetail detail = store.get_run(run);
+  EXPECT_EQ(detail.summary.status, "running");
+  EXPECT_EQ(detail.summary.attempt, 2);
+  EXPECT_FALSE(detail.summary.ended_at.has_value());
+  ASSERT_EQ(detail.attempts.size(), 2u);
+  EXPECT_EQ(detail.attempts[0].status, "crashed");
+  ASSERT_TRUE(detail.attempts[0].ended_at.has_value());
+  EXPECT_DOUBLE_EQ(*detail.attempts[0].ended_at, detail.attempts[1].started_at);
+  EXPECT_EQ(detail.attempts[1].status, "running");
+  EXPECT_FALSE(detail.attempts[1].ended_at.has_value());
+
+  EXPECT_FALSE(store.create_or_resume_run(spec).resumed);  // replayed: attempt 2 still running
+  EXPECT_EQ(store.get_run(run).attempts[1].status, "running");
+
+  store.set_status(run, "finished");
+  detail = store.get_run(run);
+  EXPECT_EQ(detail.summary.status, "finished");
+  EXPECT_EQ(detail.attempts[0].status, "crashed");
+  EXPECT_EQ(detail.attempts[1].status, "finished");
+  api::RunQuery crashed;
+  crashed.status = "crashed";
+  EXPECT_TRUE(store.list_runs(crashed).empty()) << "a run's status is its current attempt's";
+}
+
+// A status report of the crashed attempt, replayed late from its spool, is more precise than
+// `crashed`: it replaces it on that attempt's row, and nothing of the run or the later attempt.
+TEST(TrackerStore, LateStatusOfACrashedAttemptChangesOnlyItsRow) {
+  TempDir dir;
+  Database db(dir.file("tracker.db"));
+  RunStore store(db);
+  RunSpec spec;
+  spec.experiment = "e";
+  spec.name = "r";
+  spec.uid = "late-status-uid";
+  spec.attempt = 1;
+  const auto run = store.create_or_resume_run(spec).run_id;
+  spec.attempt = 2;
+  store.create_or_resume_run(spec);
+  const api::RunDetail before = store.get_run(run);
+  ASSERT_EQ(before.attempts[0].status, "crashed");
+  store.set_status(run, "preempted", 1);
+  const api::RunDetail after = store.get_run(run);
+  EXPECT_EQ(after.attempts[0].status, "preempted");
+  ASSERT_TRUE(after.attempts[0].ended_at.has_value());
+  EXPECT_EQ(after.summary.status, "running");
+  EXPECT_EQ(after.summary.attempt, 2);
+  EXPECT_FALSE(after.summary.ended_at.has_value());
+  EXPECT_EQ(after.attempts[1].status, "running");
+  EXPECT_FALSE(after.attempts[1].ended_at.has_value());
+  // `crashed` is a status like the others: an operator may set it on the current attempt.
+  store.set_status(run, "crashed");
+  EXPECT_EQ(store.get_run(run).summary.status, "crashed");
+  EXPECT_EQ(store.get_run(run).attempts[0].status, "preempted");
 }
 
 }  // namespace

@@ -81,9 +81,10 @@ void fields(V& v, model::ModelConfig& m) {
 
 template <typename V>
 void fields(V& v, DataConfig& d) {
-  v("dir", d.dir, "An nmt-preprocess output directory (nmt-train --data sets it).");
+  v("dir", d.dir, "An nmt-preprocess output directory (nmt-train --data sets it).",
+    Empty{"none, --data names it"});
   v("train_split", d.train_split, "The split trained on.");
-  v("valid_split", d.valid_split, "The split validated on; empty: no validation.");
+  v("valid_split", d.valid_split, "The split validated on.", Empty{"no validation"});
   v("max_src_tokens", d.max_src_tokens,
     "Source tokens in one batch, padding included; an update takes train.update_batches of them.",
     Paper{"~25000 per update"});
@@ -188,15 +189,20 @@ void fields(V& v, DistConfig& d) {
 
 template <typename V>
 void fields(V& v, TrackerConfig& t) {
-  v("url", t.url, "http://HOST:PORT or https://HOST:PORT of an nmt-trackerd.");
-  v("port_file", t.port_file, "Or the daemon's --port-file (host 127.0.0.1).");
-  v("token_file", t.token_file, "File holding the bearer token, when the daemon requires one.");
-  v("ca_file", t.ca_file,
-    "https: PEM file of the CAs that sign the daemon's certificate; empty: the system's.");
+  v("url", t.url, "http://HOST:PORT or https://HOST:PORT of an nmt-trackerd.",
+    Empty{"not given here; NMT_TRACKER_URL may give it"});
+  v("port_file", t.port_file, "Or the daemon's --port-file (host 127.0.0.1).",
+    Empty{"not given here"});
+  v("token_file", t.token_file, "File holding the bearer token, when the daemon requires one.",
+    Empty{"not given here; NMT_TRACKER_TOKEN_FILE may give it"});
+  v("ca_file", t.ca_file, "https: PEM file of the CAs that sign the daemon's certificate.",
+    Empty{"not given here; NMT_TRACKER_CA_FILE, else the system's CAs"});
   v("experiment", t.experiment, "The experiment the run is filed under.");
-  v("run_name", t.run_name, "The run's name; empty: the run directory's name.");
-  v("sweep", t.sweep, "The sweep the run is a row of (set by nmt-sweep).");
-  v("row_label", t.row_label, "The run's row label in its sweep's table (set by nmt-sweep).");
+  v("run_name", t.run_name, "The run's name.", Empty{"the run directory's name"});
+  v("sweep", t.sweep, "The sweep the run is a row of (set by nmt-sweep).",
+    Empty{"not a sweep's row"});
+  v("row_label", t.row_label, "The run's row label in its sweep's table (set by nmt-sweep).",
+    Empty{"none"});
   v("row_index", t.row_index, "The run's row in its sweep (set by nmt-sweep); -1: none.");
   v("ref_ppl", t.ref_ppl,
     "The row's reference perplexity, for comparison in the sweep's table; 0: none.");

@@ -90,6 +90,7 @@ if [[ $status -eq 75 && $signal == USR1 ]]; then
 fi
 case $status in
   0) log "training finished" ;;
+  74) log "nmt-train checkpointed and stopped: its metrics.jsonl cannot be written (see its log)" ;;
   75) log "nmt-train checkpointed and stopped (preempted)" ;;
   130) log "nmt-train checkpointed and stopped (killed)" ;;
   *)

@@ -3,14 +3,17 @@
 
   check_checkpoint_h5py.py FILE                 every tensor float32 (uint8 for the RNG states and
                                                 the vocabulary), its crc32 attribute zlib's CRC-32
-                                                of its bytes, the root attributes there
+                                                of its bytes, the root attributes there and
+                                                state_sha256 their hash
   check_checkpoint_h5py.py --same FILE_A FILE_B the same datasets (names, dtypes, shapes, values bit
-                                                for bit) and the same attributes, but for
-                                                elapsed_seconds (a training time) and the values
-                                                of rng/ (the writing process's generators: an
-                                                nmt-average's are not seeded)
+                                                for bit) and the same attributes, but for those of
+                                                the writing process (elapsed_seconds, run_uid,
+                                                state_sha256) and the values of rng/ (an
+                                                nmt-average's generators are not seeded)
 Prints what it checked; exits 1 naming the first difference.
 """
+import hashlib
+import struct
 import sys
 import zlib
 
@@ -19,7 +22,35 @@ import numpy as np
 
 ROOT_ATTRIBUTES = ("format", "format_version", "step", "epoch", "batch_in_epoch", "optimizer_step",
                    "best_valid_nll", "validations_without_improvement", "elapsed_seconds",
-                   "averaged_from", "vocab_sha256", "config")
+                   "averaged_from", "vocab_sha256", "config", "run_uid", "state_sha256")
+# The attributes state_sha256 covers, in its order, with their kinds (checkpoint.cpp).
+STATE_ATTRIBUTES = (("format", "t"), ("step", "i"), ("epoch", "i"), ("batch_in_epoch", "i"),
+                    ("optimizer_step", "i"), ("best_valid_nll", "d"),
+                    ("validations_without_improvement", "i"), ("elapsed_seconds", "d"),
+                    ("averaged_from", "i"), ("vocab_sha256", "t"), ("config", "t"), ("run_uid", "t"))
+# Attributes that differ between two processes writing the same state: a training time, the run's
+# uid, and the checksum over them.
+PER_PROCESS = ("elapsed_seconds", "run_uid", "state_sha256")
+
+
+def text(value):
+    return value.decode() if isinstance(value, bytes) else str(value)
+
+
+def state_checksum(attrs):
+    """SHA-256 of the state attributes as "name:kind:length:value\\n" records (checkpoint.h)."""
+    data = b""
+    for name, kind in STATE_ATTRIBUTES:
+        if name not in attrs:
+            continue
+        if kind == "i":
+            value = str(int(attrs[name])).encode()
+        elif kind == "d":
+            value = struct.pack(">d", float(attrs[name])).hex().encode()
+        else:
+            value = text(attrs[name]).encode()
+        data += f"{name}:{kind}:{len(value)}:".encode() + value + b"\n"
+    return hashlib.sha256(data).hexdigest()
 
 
 def datasets(f):
@@ -33,6 +64,9 @@ def check(path):
         assert f.attrs["format"] == "nmt-checkpoint", f"{path}: format {f.attrs['format']!r}"
         missing = [a for a in ROOT_ATTRIBUTES if a not in f.attrs]
         assert not missing, f"{path}: no root attributes {missing}"
+        digest = state_checksum(f.attrs)
+        stored = text(f.attrs["state_sha256"])
+        assert digest == stored, f"{path}: state attributes hash to {digest}, stored {stored}"
         names = datasets(f)
         assert any(n.startswith("model/") for n in names), f"{path}: no parameters"
         for name in names:
@@ -48,7 +82,7 @@ def check(path):
 
 
 def attributes(obj):
-    return {k: v for k, v in obj.attrs.items() if k != "elapsed_seconds"}
+    return {k: v for k, v in obj.attrs.items() if k not in PER_PROCESS}
 
 
 def same(path_a, path_b):

@@ -3,9 +3,10 @@
 # is not allowed): nmt-preprocess, nmt-train (a checkpoint that no longer fits), nmt-average and
 # nmt-translate --output each exit 1 (never a crash) with an error naming the cause, leave nothing
 # half-written under a final or temporary name, and the last good checkpoint still loads.
-# Usage: full_disk_test.sh BUILD_DIR DATA_DIR
+# A run whose metrics.jsonl can no longer be written stops with a checkpoint (exit 74).
+# Usage: full_disk_test.sh BUILD_DIR DATA_DIR [PYTHON]
 set -euo pipefail
-build=$1 data=$2
+build=$1 data=$2 python=${3:-python3}
 bin=$build/apps
 [[ -f "$data/val.en.gz" ]] || { echo "Multi30k not found at $data"; exit 77; }
 work=$(mktemp -d)
@@ -39,11 +40,12 @@ expect_full() {
 # shellcheck source=tests/scripts/tiny_shards.sh
 source "$(dirname "${BASH_SOURCE[0]}")/tiny_shards.sh"
 make_tiny_shards "$bin/nmt-preprocess" "$data" "$work/shards"
-train=("$bin/nmt-train" --data "$work/shards" --run-dir "$small/run" --log-level warn
+base=("$bin/nmt-train" --data "$work/shards" --log-level warn
   --set model.layers=1 --set model.d_model=32 --set model.d_ff=64 --set model.heads=2
   --set model.d_k=16 --set model.d_v=16 --set model.max_positions=64 --set data.max_length=64
   --set data.max_src_tokens=400 --set data.max_tgt_tokens=400 --set train.validate_every=0
   --set checkpoint.every_steps=1 --set train.threads=1)
+train=("${base[@]}" --run-dir "$small/run")
 
 # nmt-train: step 1's checkpoint fits, then the disk is full but for 64 KB (run.json and the log
 # fit, a checkpoint does not); resuming to step 3 fails at the save of step 2.
@@ -55,6 +57,41 @@ expect_full train "${train[@]}" --set train.max_steps=3 --resume
 grep -q 'step-00000002.h5' "$work/train.err" || fail "train: the error names no file: $(tail -3 "$work/train.err")"
 ls "$small/run/checkpoints" | grep -v '^step-00000001.h5$' && fail "train: a partial checkpoint was left"
 fill rest 0
+
+# nmt-train whose metrics.jsonl lies on the full disk (a symbolic link into it) and its checkpoints
+# elsewhere: the run stops with a checkpoint (exit 74) instead of training on without a record,
+# the error names the file and the cause, no line is cut, and once space is back --resume trains
+# to the end.
+rm -f "$small"/filler-*
+metrics_run=$work/metrics-run
+mkdir -p "$metrics_run"
+ln -s "$small/metrics.jsonl" "$metrics_run/metrics.jsonl"
+fill metrics 4
+rc=0
+"${base[@]}" --run-dir "$metrics_run" --set train.max_steps=400 --set train.log_every=1 \
+  --set checkpoint.every_steps=1000 > /dev/null 2> "$work/metrics.err" || rc=$?
+((rc == 74)) || fail "metrics: exit $rc when metrics.jsonl cannot be written, expected 74: $(tail -3 "$work/metrics.err")"
+grep -q 'metrics.jsonl: cannot append .*No space left' "$work/metrics.err" ||
+  fail "metrics: the error names no file or cause: $(tail -3 "$work/metrics.err")"
+stopped=$(ls "$metrics_run/checkpoints")
+[[ $(wc -l <<< "$stopped") == 1 ]] || fail "metrics: checkpoints $stopped"
+"$python" - "$small/metrics.jsonl" "$metrics_run/checkpoints/$stopped" <<'PY' || fail "metrics: see above"
+import json, sys
+text = open(sys.argv[1]).read()
+assert text.endswith("\n"), "a line was cut"
+steps = [json.loads(line)["step"] for line in text.splitlines()]
+stop = int(sys.argv[2].split("step-")[1].split(".")[0])
+assert steps and stop < 400, f"stopped at step {stop}"
+assert stop <= max(steps) + 2, f"trained from step {max(steps)} to {stop} without a record"
+print(f"metrics recorded to step {max(steps)}, stopped with a checkpoint at step {stop}")
+PY
+rm -f "$small"/filler-*
+"${base[@]}" --run-dir "$metrics_run" --set train.max_steps=400 --set train.log_every=1 \
+  --set checkpoint.every_steps=1000 --resume > /dev/null 2> "$work/metrics2.err" ||
+  fail "metrics: the resume with space back failed: $(tail -3 "$work/metrics2.err")"
+[[ -f "$metrics_run/checkpoints/step-00000400.h5" ]] || fail "metrics: the resume did not finish"
+fill rest 0
+
 echo 'A man is riding a bike.' > "$work/in.txt"
 "$bin/nmt-translate" --checkpoint "$good" --input "$work/in.txt" --greedy --threads 1 \
   --log-level warn > "$work/translated.txt" || fail "the last good checkpoint does not load"

@@ -13,7 +13,7 @@ bool is_valid_run_uid(const std::string& uid) {
 
 bool is_valid_run_status(const std::string& status) {
   return status == "running" || status == "finished" || status == "failed" || status == "killed" ||
-         status == "preempted";
+         status == "preempted" || status == "crashed";
 }
 
 }  // namespace nmt::tracker::api

@@ -13,9 +13,10 @@ bool is_valid_run_uid(const std::string& uid);
 inline constexpr const char* kRunUidRule =
     "must be 8 to 64 characters of A-Z, a-z, 0-9, '_' and '-'";
 
-// running, finished, failed, killed or preempted.
+// running, finished, failed, killed, preempted or crashed (what the daemon marks an attempt still
+// running when a later attempt of its run registers).
 bool is_valid_run_status(const std::string& status);
 inline constexpr const char* kRunStatusRule =
-    "must be one of running, finished, failed, killed, preempted";
+    "must be one of running, finished, failed, killed, preempted, crashed";
 
 }  // namespace nmt::tracker::api

@@ -13,6 +13,7 @@
 #include <fstream>
 #include <stdexcept>
 
+#include "common/append_file.h"
 #include "common/atomic_file.h"
 
 namespace nmt::tracker {
@@ -36,16 +37,6 @@ struct FileDescriptor {
     if (fd >= 0) ::close(fd);
   }
 };
-
-void write_all(int fd, const std::string& data, const std::string& path) {
-  std::size_t done = 0;
-  while (done < data.size()) {
-    const ssize_t n = ::write(fd, data.data() + done, data.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) throw io_error("cannot append to the tracker spool", path);
-    done += static_cast<std::size_t>(n);
-  }
-}
 
 }  // namespace
 
@@ -108,20 +99,10 @@ void Spool::append(const std::vector<SpoolEntry>& entries) {
   for (const auto& entry : entries) data += encode_spool_entry(entry) + "\n";
   const auto parent = std::filesystem::path(path_).parent_path();
   if (!parent.empty()) std::filesystem::create_directories(parent);
-  FileDescriptor file{::open(path_.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644)};
-  if (file.fd < 0) throw io_error("cannot open the tracker spool", path_);
-  struct stat before {};
-  if (::fstat(file.fd, &before) != 0) throw io_error("cannot stat the tracker spool", path_);
-  try {
-    write_all(file.fd, data, path_);
-    if (::fsync(file.fd) != 0) throw io_error("cannot fsync the tracker spool", path_);
-  } catch (...) {
-    // Cut a half-written line off, so that later appends do not glue onto it.
-    if (::ftruncate(file.fd, before.st_size) != 0) {
-      spdlog::error("tracker spool {}: cannot undo a failed append", path_);
-    }
-    throw;
-  }
+  // Whole lines or nothing: a failed append leaves no half line for the next one to glue onto.
+  AppendFile file(path_);
+  file.append(data);
+  file.sync();
   for (const auto& entry : entries) {
     entries_.push_back(entry);
     points_ += entry.points;

@@ -211,9 +211,14 @@ std::optional<std::int64_t> TrackerClient::run_id() const {
 }
 
 void TrackerClient::log_metric(const std::string& key, std::int64_t step, double value) {
+  log_metric(key, step, value, unix_seconds());
+}
+
+void TrackerClient::log_metric(const std::string& key, std::int64_t step, double value,
+                               double unix_time) {
   // JSON cannot carry NaN or infinity, and one such point would get its whole batch refused.
   const bool finite = std::isfinite(value);
-  Point point{key, step, value, unix_seconds()};
+  Point point{key, step, value, unix_time};
   std::int64_t dropped = 0;
   {
     std::lock_guard lock(mutex_);

@@ -97,6 +97,8 @@ class TrackerClient {
   // Non-blocking: each appends to the queue and returns. The signature matches
   // nmt::train::MetricsSink::log.
   void log_metric(const std::string& key, std::int64_t step, double value);
+  // A point logged earlier (a record sent again), at its own time in Unix seconds.
+  void log_metric(const std::string& key, std::int64_t step, double value, double unix_time);
   void log_eval(const EvalRecord& eval);
   void log_artifact(const ArtifactRecord& artifact);
   void set_status(RunStatus status);
@@ -106,6 +108,7 @@ class TrackerClient {
   bool flush(std::chrono::milliseconds timeout);
 
   ClientStats stats() const;
+  const ClientOptions& options() const { return options_; }
 
  private:
   struct Point {

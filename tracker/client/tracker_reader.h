@@ -57,7 +57,7 @@ class TrackerReader {
                                   std::optional<std::int64_t> rank = std::nullopt);
   std::vector<api::SweepSummary> sweeps();
   api::SweepTable sweep_table(const std::string& sweep);
-  // status: running, finished, failed, killed or preempted (the run's current attempt).
+  // status: running, finished, failed, killed, preempted or crashed (the run's current attempt).
   api::StatusAnswer set_status(std::int64_t run_id, const std::string& status);
   api::DeleteAnswer delete_run(std::int64_t run_id);
   api::DeleteAnswer restore_run(std::int64_t run_id);

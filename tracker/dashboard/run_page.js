@@ -58,7 +58,8 @@
       ...section("Evals", run.evals || [], ["split", "step", "checkpoint", "bleu", "chrf",
         "perplexity", "signature"].map(field).concat([timeField("created_at", "time")]), "evals"),
       ...section("Params", params, [field("key"), field("value")], "params"),
-      ...section("Attempts", attempts, [field("attempt"), field("status"),
+      ...section("Attempts", attempts, [field("attempt"),
+        { label: "status", value: (a) => statusCell(a.status) },
         timeField("started_at", "started"), timeField("ended_at", "ended"), field("host"),
         field("world_size"), field("slurm_job_id"), field("slurm_array_id")], "attempts"),
       ...section("Artifacts", run.artifacts || [], ["kind", "path", "step", "averaged_from"]

@@ -1,3 +1,8 @@
+// The listener, and the admission of each connection it accepts under the caps (ServerState):
+// counted in all, per client address and while unproven; a newcomer that finds the cap or the
+// unproven share full takes the slot of an unproven connection, or is refused when proven ones
+// hold the cap; one whose address is at its cap is refused (http_server.h).
+
 #include "tracker/server/http_server.h"
 
 #include <fmt/format.h>
@@ -6,11 +11,13 @@
 #include <boost/asio/ssl/context.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/strand.hpp>
+#include <nlohmann/json.hpp>
 
 #include <cerrno>
 #include <fstream>
 #include <stdexcept>
 #include <system_error>
+#include <vector>
 
 #include "tracker/server/http_session.h"
 
@@ -38,6 +45,12 @@ void ServerOptions::validate() const {
   if (max_connections == 0) throw std::invalid_argument("max_connections must be at least 1");
   if (max_connections_per_client == 0) {
     throw std::invalid_argument("max_connections_per_client must be at least 1");
+  }
+  if (reserved_connections && *reserved_connections >= max_connections) {
+    throw std::invalid_argument(fmt::format(
+        "reserved_connections ({}) must be below max_connections ({}): connections that have not "
+        "yet sent a request with the token need at least one slot",
+        *reserved_connections, max_connections));
   }
   if (handler_threads == 0) throw std::invalid_argument("handler_threads must be at least 1");
   if (tls_cert_file.empty() != tls_key_file.empty()) {
@@ -96,6 +109,148 @@ namespace {
 constexpr std::chrono::milliseconds kAcceptRetry{100};
 
 }  // namespace
+
+void ServerState::start_session(tcp::socket socket, const std::shared_ptr<ServerState>& self) {
+  beast::error_code ec;
+  const asio::ip::address client = socket.remote_endpoint(ec).address();
+  if (ec) return;  // already gone
+  std::shared_ptr<SessionBase> session, victim;
+  std::string why;
+  {
+    std::lock_guard lock(mutex);
+    if (stopping) return;
+    victim = make_room(client, why);
+    if (why.empty()) {
+      ++per_client[client];
+      const auto id = next_id++;
+      if (tls) {
+        session = std::make_shared<Session<TlsStream>>(self, id, client, std::move(socket), *tls);
+      } else {
+        session = std::make_shared<Session<PlainStream>>(self, id, client, std::move(socket));
+      }
+      sessions.emplace(id, SessionSlot{session, client, false});
+      unproven[client].insert(id);
+      ++unproven_count;
+    }
+  }
+  if (victim) victim->evict();
+  if (!session) return refuse(std::move(socket), why);
+  session->start();
+}
+
+std::shared_ptr<SessionBase> ServerState::make_room(const asio::ip::address& client,
+                                                    std::string& why) {
+  const auto from_client = per_client.find(client);
+  const std::size_t open = from_client == per_client.end() ? 0 : from_client->second;
+  if (open >= options.max_connections_per_client) {
+    why = fmt::format(
+        "{} connections from {} are open, the limit per client (--max-connections-per-client)",
+        open, client.to_string());
+    return nullptr;
+  }
+  const bool cap_full = sessions.size() >= options.max_connections;
+  if (!cap_full && unproven_count < options.unproven_limit()) return nullptr;
+  const std::optional<std::uint64_t> victim = eviction_candidate();
+  if (!victim) {
+    why = fmt::format("{} connections are open, the limit (--max-connections)", sessions.size());
+    return nullptr;
+  }
+  ++evicted;
+  const auto now = std::chrono::steady_clock::now();
+  if (now - eviction_logged >= std::chrono::seconds(1)) {
+    spdlog::warn(
+        "closing connections that sent no request with the token to admit new ones: one from {} "
+        "for one from {}, as {} is full ({} open, {} unproven of at most {}; {} closed so far)",
+        sessions.at(*victim).client.to_string(), client.to_string(),
+        cap_full ? "the connection cap (--max-connections)"
+                 : "the unproven share (--max-connections less --reserved-connections)",
+        sessions.size(), unproven_count, options.unproven_limit(), evicted);
+    eviction_logged = now;
+  }
+  return release(*victim);
+}
+
+std::optional<std::uint64_t> ServerState::eviction_candidate() const {
+  const std::set<std::uint64_t>* most = nullptr;
+  for (const auto& [address, ids] : unproven) {
+    if (!most || ids.size() > most->size() ||
+        (ids.size() == most->size() && *ids.begin() < *most->begin())) {
+      most = &ids;
+    }
+  }
+  if (!most) return std::nullopt;
+  return *most->begin();
+}
+
+std::shared_ptr<SessionBase> ServerState::release(std::uint64_t id) {
+  const auto slot = sessions.find(id);
+  if (slot == sessions.end()) return nullptr;
+  const asio::ip::address client = slot->second.client;
+  if (!slot->second.proven) {
+    const auto own = unproven.find(client);
+    own->second.erase(id);
+    if (own->second.empty()) unproven.erase(own);
+    --unproven_count;
+  }
+  auto session = slot->second.session.lock();
+  sessions.erase(slot);
+  const auto from_client = per_client.find(client);
+  if (from_client != per_client.end() && --from_client->second == 0) per_client.erase(from_client);
+  return session;
+}
+
+void ServerState::prove(std::uint64_t id) {
+  std::lock_guard lock(mutex);
+  const auto slot = sessions.find(id);
+  if (slot == sessions.end() || slot->second.proven) return;  // evicted meanwhile
+  slot->second.proven = true;
+  const auto own = unproven.find(slot->second.client);
+  own->second.erase(id);
+  if (own->second.empty()) unproven.erase(own);
+  --unproven_count;
+}
+
+void ServerState::refuse(tcp::socket socket, const std::string& why) {
+  {
+    std::lock_guard lock(mutex);
+    ++refused;
+    const auto now = std::chrono::steady_clock::now();
+    if (now - refusal_logged >= std::chrono::seconds(1)) {
+      spdlog::warn("refusing connections: {} ({} refused so far)", why, refused);
+      refusal_logged = now;
+    }
+  }
+  // Best effort, never waiting: the peer has most likely sent nothing yet, so it reads this 503
+  // (a peer that already sent a request may see a reset instead).
+  static const std::string kBody =
+      nlohmann::json{{"error", "too many connections; retry later"}}.dump();
+  static const std::string kAnswer = fmt::format(
+      "HTTP/1.1 503 Service Unavailable\r\nServer: nmt-trackerd\r\nContent-Type: "
+      "application/json\r\nRetry-After: 1\r\nConnection: close\r\nContent-Length: {}\r\n\r\n{}",
+      kBody.size(), kBody);
+  beast::error_code ignored;
+  socket.non_blocking(true, ignored);
+  if (!tls) socket.send(asio::buffer(kAnswer), 0, ignored);
+  socket.shutdown(tcp::socket::shutdown_both, ignored);
+  socket.close(ignored);
+}
+
+void ServerState::forget(std::uint64_t id) {
+  std::lock_guard lock(mutex);
+  release(id);  // called by the session's destructor: its weak reference has already expired
+}
+
+void ServerState::stop_sessions() {
+  std::vector<std::shared_ptr<SessionBase>> live;
+  {
+    std::lock_guard lock(mutex);
+    stopping = true;
+    for (const auto& [id, slot] : sessions) {
+      if (auto session = slot.session.lock()) live.push_back(std::move(session));
+    }
+  }
+  for (const auto& session : live) session->stop();
+}
 
 // Accepts connections on its own strand and gives each a session on a fresh strand.
 class Listener : public std::enable_shared_from_this<Listener> {

@@ -3,11 +3,17 @@
 // per client address), one session per connection that reads with deadlines and a body limit, and
 // a request handler (a plain function of Request) that never sees a socket. A header check, also a
 // plain function of Request, runs before any body is read, so a request it refuses (a missing
-// token) never has its body buffered. Handler calls run on their own small thread pool, so a store
-// commit that takes a while never stalls accepting, reading or timing out other connections.
-// With a certificate and key (ServerOptions::tls_cert_file, tls_key_file) every connection is TLS
-// (OpenSSL through Beast's ssl_stream) under the same limits; a client that does not complete the
-// TLS handshake within header_timeout is closed without an answer, so plain HTTP gets none.
+// token) never has its body buffered; it also says whether the request carries the token, which
+// makes its connection proven. Connections not proven yet may hold only part of the cap, and when
+// a newcomer finds no room under it, the oldest unproven connection of the address holding the
+// most of them is closed to make it: clients without the token, from any number of addresses, can
+// take neither the slots of proven connections nor a newcomer's chance to send its header
+// (tracker/API.md, "Limits and fairness"). The cap per client address refuses as before. Handler
+// calls run on their own small thread pool, so a store commit that takes a while never stalls
+// accepting, reading or timing out other connections. With a certificate and key
+// (ServerOptions::tls_cert_file, tls_key_file) every connection is TLS (OpenSSL through Beast's
+// ssl_stream) under the same limits; a client that does not complete the TLS handshake within
+// header_timeout is closed without an answer, so plain HTTP gets none.
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/thread_pool.hpp>
@@ -40,20 +46,29 @@ struct ServerOptions {
   unsigned keepalive_max_requests = 1000;       // requests on one connection before it is closed
   std::size_t max_connections = 512;            // open connections in all; past it: 503 and close
   std::size_t max_connections_per_client = 64;  // open connections per client IP; past it: 503
+  // Slots only proven connections may hold (a request with the token read on them; with no token,
+  // any complete request header): unproven ones hold at most max_connections minus this. Unset: a
+  // quarter of max_connections. Below max_connections.
+  std::optional<std::size_t> reserved_connections;
   unsigned handler_threads = 1;  // threads calling the handler; 1 serialises calls to it
   std::string tls_cert_file;     // PEM certificate chain; set with tls_key_file: HTTPS only
   std::string tls_key_file;      // PEM private key of the certificate's first entry
 
   bool tls() const { return !tls_cert_file.empty(); }
+  // The most connections that may be open without having proven themselves.
+  std::size_t unproven_limit() const {
+    return max_connections - reserved_connections.value_or(max_connections / 4);
+  }
 
   // Throws std::invalid_argument naming the first bad field.
   void validate() const;
 };
 
 using RequestCallback = std::function<Response(const Request&)>;
-// Sees a request with its line and headers but no body yet; a response refuses the request (it is
-// sent, and the connection closed, without reading the body). Called on I/O threads: keep it quick.
-using HeaderCallback = std::function<std::optional<Response>(const Request&)>;
+// Sees a request with its line and headers but no body yet; a refusal is sent, and the connection
+// closed, without reading the body; `proven` marks the connection proven. Called on I/O threads:
+// keep it quick. Without one, every complete request header proves its connection.
+using HeaderCallback = std::function<HeaderCheck(const Request&)>;
 
 // Must outlive every run() of the io_context it was given. The handler may be called from
 // `handler_threads` threads at once; an exception escaping it is answered 500 and closes that

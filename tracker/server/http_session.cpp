@@ -4,12 +4,9 @@
 
 #include "tracker/server/http_session.h"
 
-#include <fmt/format.h>
 #include <spdlog/spdlog.h>
 #include <boost/asio/post.hpp>
 #include <nlohmann/json.hpp>
-
-#include <vector>
 
 #include "tracker/server/request_target.h"
 
@@ -68,6 +65,15 @@ template <class Stream>
 void Session<Stream>::on_stop() {
   stopping_ = true;
   if (waiting_) tcp_stream().cancel();
+}
+
+// Its slot is already free; whatever is pending fails on the closed socket and the session ends.
+template <class Stream>
+void Session<Stream>::on_evict() {
+  spdlog::debug("connection {} from {}: closed to make room (no request with the token yet)", id_,
+                client_.to_string());
+  stopping_ = true;
+  tcp_stream().close();
 }
 
 // Splitting the idle wait from the header read lets a keep-alive connection sit idle longer than
@@ -150,13 +156,18 @@ bool Session<Stream>::admit_header() {
   request_.method = std::string(header.method_string());
   request_.authorization = std::string(header[http::field::authorization]);
   request_.cookie = std::string(header[http::field::cookie]);
-  if (state_->check_header) {
-    if (auto refusal = state_->check_header(request_)) {
-      spdlog::debug("connection {}: {} refused from its header ({})", id_, summary_,
-                    refusal->status);
-      send(std::move(*refusal), true, true);
-      return false;
-    }
+  HeaderCheck check;
+  check.proven = true;  // without a header check, every complete header proves its connection
+  if (state_->check_header) check = state_->check_header(request_);
+  if (check.proven && !proven_) {
+    proven_ = true;
+    state_->prove(id_);
+  }
+  if (check.refusal) {
+    spdlog::debug("connection {}: {} refused from its header ({})", id_, summary_,
+                  check.refusal->status);
+    send(std::move(*check.refusal), true, true);
+    return false;
   }
   return true;
 }
@@ -297,63 +308,6 @@ void Session<Stream>::drain() {
       });
 }
 
-void ServerState::start_session(tcp::socket socket, const std::shared_ptr<ServerState>& self) {
-  beast::error_code ec;
-  const asio::ip::address client = socket.remote_endpoint(ec).address();
-  if (ec) return;  // already gone
-  std::shared_ptr<SessionBase> session;
-  std::string why;
-  {
-    std::lock_guard lock(mutex);
-    if (stopping) return;
-    const auto from_client = per_client.find(client);
-    const std::size_t open = from_client == per_client.end() ? 0 : from_client->second;
-    if (sessions.size() >= options.max_connections) {
-      why = fmt::format("{} connections are open, the limit (--max-connections)", sessions.size());
-    } else if (open >= options.max_connections_per_client) {
-      why = fmt::format(
-          "{} connections from {} are open, the limit per client "
-          "(--max-connections-per-client)",
-          open, client.to_string());
-    } else {
-      ++per_client[client];
-      const auto id = next_id++;
-      if (tls) {
-        session = std::make_shared<Session<TlsStream>>(self, id, client, std::move(socket), *tls);
-      } else {
-        session = std::make_shared<Session<PlainStream>>(self, id, client, std::move(socket));
-      }
-      sessions.emplace(id, session);
-    }
-  }
-  if (!session) return refuse(std::move(socket), why);
-  session->start();
-}
-
-void ServerState::refuse(tcp::socket socket, const std::string& why) {
-  {
-    std::lock_guard lock(mutex);
-    ++refused;
-    const auto now = std::chrono::steady_clock::now();
-    if (now - refusal_logged >= std::chrono::seconds(1)) {
-      spdlog::warn("refusing connections: {} ({} refused so far)", why, refused);
-      refusal_logged = now;
-    }
-  }
-  // Best effort, never waiting: the peer has most likely sent nothing yet, so it reads this 503
-  // (a peer that already sent a request may see a reset instead).
-  static const std::string kBody = error_json("too many connections; retry later");
-  static const std::string kAnswer = fmt::format(
-      "HTTP/1.1 503 Service Unavailable\r\nServer: nmt-trackerd\r\nContent-Type: "
-      "application/json\r\nRetry-After: 1\r\nConnection: close\r\nContent-Length: {}\r\n\r\n{}",
-      kBody.size(), kBody);
-  beast::error_code ignored;
-  socket.non_blocking(true, ignored);
-  if (!tls) socket.send(asio::buffer(kAnswer), 0, ignored);
-  socket.shutdown(tcp::socket::shutdown_both, ignored);
-  socket.close(ignored);
-}
-
 void ServerState::note_handshake_failure(const asio::ip::address& client,
                                          const beast::error_code& ec) {
   std::lock_guard lock(mutex);
@@ -366,25 +320,6 @@ void ServerState::note_handshake_failure(const asio::ip::address& client,
         client.to_string(), ec.message(), failed_handshakes);
     handshake_failure_logged = now;
   }
-}
-
-void ServerState::forget(std::uint64_t id, const asio::ip::address& client) {
-  std::lock_guard lock(mutex);
-  sessions.erase(id);
-  const auto from_client = per_client.find(client);
-  if (from_client != per_client.end() && --from_client->second == 0) per_client.erase(from_client);
-}
-
-void ServerState::stop_sessions() {
-  std::vector<std::shared_ptr<SessionBase>> live;
-  {
-    std::lock_guard lock(mutex);
-    stopping = true;
-    for (const auto& [id, weak] : sessions) {
-      if (auto session = weak.lock()) live.push_back(std::move(session));
-    }
-  }
-  for (const auto& session : live) session->stop();
 }
 
 Response ServerState::call_handler(const Request& request, bool& failed) const {

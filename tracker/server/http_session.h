@@ -1,9 +1,9 @@
 #pragma once
 // Internal to the tracker's HTTP server: one Session per connection and the ServerState that the
-// listener and every session share. Only http_server.cpp and http_session.cpp include this. A
-// session is a template over its stream: beast::tcp_stream (HTTP) or an ssl_stream over one
-// (HTTPS); both are instantiated in http_session.cpp, and the code differs only where TLS does (the
-// handshake, the close_notify).
+// listener and every session share (its admission of connections is in http_server.cpp). Only
+// http_server.cpp and http_session.cpp include this. A session is a template over its stream:
+// beast::tcp_stream (HTTP) or an ssl_stream over one (HTTPS); both are instantiated in
+// http_session.cpp, and the code differs only where TLS does (the handshake, the close_notify).
 
 #include <boost/asio/dispatch.hpp>
 #include <boost/asio/executor_work_guard.hpp>
@@ -22,9 +22,9 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 #include <type_traits>
-#include <unordered_map>
 
 #include "tracker/server/http_server.h"
 
@@ -45,10 +45,22 @@ class SessionBase {
   virtual void start() = 0;
   // Answer the request being handled, if any, then close; close at once when idle.
   virtual void stop() = 0;
+  // Close at once, whatever the session is doing: it made room for a newcomer.
+  virtual void evict() = 0;
+};
+
+// What the server state keeps of one open session.
+struct SessionSlot {
+  std::weak_ptr<SessionBase> session;
+  asio::ip::address client;
+  bool proven = false;  // a request with the token has been read on it
 };
 
 // What the listener and every session share. Sessions register here so that stop() can reach the
-// idle ones, and are counted per client address for the per-client cap.
+// idle ones, and are counted in all, per client address and while unproven, for the caps: a
+// newcomer that finds the connection cap or the unproven share full closes an unproven session
+// (evict()) to take its slot, or is refused when proven ones hold the cap; one that finds its
+// address's cap full is refused.
 struct ServerState {
   ServerState(ServerOptions o, RequestCallback h, HeaderCallback c,
               std::shared_ptr<asio::ssl::context> t, asio::io_context::executor_type io,
@@ -61,7 +73,10 @@ struct ServerState {
         handler_executor(pool) {}
 
   void start_session(tcp::socket socket, const std::shared_ptr<ServerState>& self);
-  void forget(std::uint64_t id, const asio::ip::address& client);
+  // The session read a request with the token: it may now hold any slot and is never evicted.
+  void prove(std::uint64_t id);
+  // The session is gone; nothing when it was evicted (its slot was freed then).
+  void forget(std::uint64_t id);
   void stop_sessions();
   Response call_handler(const Request& request, bool& failed) const;
   // A TLS handshake that failed (plain HTTP, a client that does not trust the certificate):
@@ -79,10 +94,15 @@ struct ServerState {
   std::mutex mutex;  // guards the members below
   bool stopping = false;
   std::uint64_t next_id = 0;
-  std::unordered_map<std::uint64_t, std::weak_ptr<SessionBase>> sessions;
-  std::map<asio::ip::address, std::size_t> per_client;   // open sessions by client address
+  std::map<std::uint64_t, SessionSlot> sessions;        // by id: oldest first
+  std::map<asio::ip::address, std::size_t> per_client;  // open sessions by client address
+  // The ids of the unproven sessions of each client address, oldest first; no empty sets.
+  std::map<asio::ip::address, std::set<std::uint64_t>> unproven;
+  std::size_t unproven_count = 0;
   std::uint64_t refused = 0;                             // connections refused, for the log
   std::chrono::steady_clock::time_point refusal_logged;  // refusals are logged once a second
+  std::uint64_t evicted = 0;                             // unproven sessions closed for newcomers
+  std::chrono::steady_clock::time_point eviction_logged;
   std::uint64_t failed_handshakes = 0;
   std::chrono::steady_clock::time_point handshake_failure_logged;
 
@@ -90,12 +110,22 @@ struct ServerState {
   // Over a cap: a fixed 503 (HTTP; over TLS the connection just closes: answering would cost the
   // handshake the cap is there to save) and close, without a session. Called without the mutex.
   void refuse(tcp::socket socket, const std::string& why);
+  // With the mutex held: room for a newcomer from `client`, made by freeing the slot of an unproven
+  // session when the cap or the unproven share is full. Returns that session, to evict (null when
+  // there was room, or when it is already closing), and sets `why` when there is no room.
+  std::shared_ptr<SessionBase> make_room(const asio::ip::address& client, std::string& why);
+  // With the mutex held: the id of the session to evict: the oldest unproven one of the address
+  // holding the most (on a tie, the address holding the oldest); nullopt when none is unproven.
+  std::optional<std::uint64_t> eviction_candidate() const;
+  // With the mutex held: frees the slot of session `id` and returns the session, if still alive.
+  std::shared_ptr<SessionBase> release(std::uint64_t id);
 };
 
 // One connection: over TLS, the handshake first (header_timeout); then wait for a request's first
-// byte (idle_timeout), read its header (header_timeout), check it, read its body (read_timeout
-// from the first byte), hand it to the handler pool, write the answer, repeat while keep-alive
-// holds. Every step runs on the session's strand; any error ends this session alone.
+// byte (idle_timeout), read its header (header_timeout), check it (a header with the token proves
+// the connection), read its body (read_timeout from the first byte), hand it to the handler pool,
+// write the answer, repeat while keep-alive holds. Every step runs on the session's strand; any
+// error ends this session alone.
 template <class Stream>
 class Session : public SessionBase, public std::enable_shared_from_this<Session<Stream>> {
  public:
@@ -113,7 +143,7 @@ class Session : public SessionBase, public std::enable_shared_from_this<Session<
     beast::error_code ignored;
     tcp_stream().socket().set_option(tcp::no_delay(true), ignored);
   }
-  ~Session() override { state_->forget(id_, client_); }
+  ~Session() override { state_->forget(id_); }
 
   void start() override {
     asio::dispatch(stream_.get_executor(), [self = this->shared_from_this()] { self->begin(); });
@@ -121,12 +151,16 @@ class Session : public SessionBase, public std::enable_shared_from_this<Session<
   void stop() override {
     asio::dispatch(stream_.get_executor(), [self = this->shared_from_this()] { self->on_stop(); });
   }
+  void evict() override {
+    asio::dispatch(stream_.get_executor(), [self = this->shared_from_this()] { self->on_evict(); });
+  }
 
  private:
   beast::tcp_stream& tcp_stream() { return beast::get_lowest_layer(stream_); }
   void begin();
   void on_handshake(beast::error_code ec);
   void on_stop();
+  void on_evict();
   void wait_for_request();
   void on_first_bytes(beast::error_code ec, std::size_t n);
   void read_header();
@@ -156,11 +190,16 @@ class Session : public SessionBase, public std::enable_shared_from_this<Session<
   unsigned served_ = 0;
   bool waiting_ = false;   // waiting for the next request's header: safe to close on stop
   bool stopping_ = false;  // answer the current request, then close
+  bool proven_ = false;    // a request with the token has been read on this connection
   bool keep_alive_ = true;
   unsigned version_ = 11;
   std::string summary_;  // "METHOD target" for debug logs
   std::chrono::steady_clock::time_point started_;
   std::size_t drained_ = 0;
 };
+
+// Defined in http_session.cpp; ServerState::start_session (http_server.cpp) makes them.
+extern template class Session<PlainStream>;
+extern template class Session<TlsStream>;
 
 }  // namespace nmt::tracker::detail

@@ -3,6 +3,7 @@
 // handler (routes, JSON, the store). The handler never sees a socket; the server never parses JSON.
 
 #include <map>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -30,6 +31,14 @@ struct Response {
   std::string content_type = "application/json";
   // Extra headers, e.g. {"Location", "/"} and {"Set-Cookie", "..."}; the server sets the others.
   std::vector<std::pair<std::string, std::string>> headers;
+};
+
+// What the request line and headers alone decide, before a byte of the body is read.
+struct HeaderCheck {
+  std::optional<Response> refusal;  // sent, and the connection closed, without reading the body
+  // The request carries the daemon's token (any request does when the daemon has none): its
+  // connection is proven, so it may use every connection slot (ServerOptions, HttpServer).
+  bool proven = false;
 };
 
 }  // namespace nmt::tracker

@@ -98,6 +98,13 @@ bool is_cookie_safe(std::string_view text) {
   });
 }
 
+// Whether a write breaks a per-run limit: `count` is what the run would hold (nullopt: the write
+// adds nothing to it). Asked under the store lock just before the write it guards, so nothing else
+// writes in between, and a refusal stores nothing.
+bool over_limit(std::optional<std::int64_t> count, std::size_t limit) {
+  return count && *count > static_cast<std::int64_t>(limit);
+}
+
 const char* const kLoginPage =
     "<!doctype html>\n<html><head><meta charset=\"utf-8\"><title>nmt-trackerd: token "
     "required</title>\n<link rel=\"icon\" href=\"data:,\"></head>\n<body><h1>This nmt-trackerd "
@@ -114,6 +121,7 @@ void HandlerOptions::validate() const {
   if (max_response_points < 1) {
     throw std::invalid_argument("max_response_points must be at least 1");
   }
+  writes.validate();
 }
 
 RequestHandler::RequestHandler(RunStore& store, std::string token, HandlerOptions options,
@@ -126,16 +134,21 @@ RequestHandler::RequestHandler(RunStore& store, std::string token, HandlerOption
   options_.validate();
 }
 
-std::optional<Response> RequestHandler::check_header(const Request& request) const {
-  if (authorized(request)) {
-    return std::nullopt;
+HeaderCheck RequestHandler::check_header(const Request& request) const {
+  HeaderCheck check;
+  check.proven = carries_token(request);
+  if (check.proven || request.path == "/api/health") {
+    return check;
   }
   if (!is_api_path(request.path)) {
-    return html_response(401, kLoginPage);
+    check.refusal = html_response(401, kLoginPage);
+  } else {
+    check.refusal = error_response(401,
+                                   "missing or bad token (send 'Authorization: Bearer <token>', "
+                                   "or the nmt_tracker_token cookie that GET /?token=<token> "
+                                   "sets)");
   }
-  return error_response(401,
-                        "missing or bad token (send 'Authorization: Bearer <token>', or the "
-                        "nmt_tracker_token cookie that GET /?token=<token> sets)");
+  return check;
 }
 
 // Compares in time independent of where the token differs, so it cannot be guessed bytewise.
@@ -150,8 +163,8 @@ bool RequestHandler::token_matches(std::string_view candidate) const {
   return difference == 0;
 }
 
-bool RequestHandler::authorized(const Request& request) const {
-  if (token_.empty() || request.path == "/api/health") {
+bool RequestHandler::carries_token(const Request& request) const {
+  if (token_.empty()) {
     return true;
   }
   const std::string_view scheme = "Bearer ";
@@ -177,7 +190,7 @@ Response RequestHandler::handle(const Request& request) {
     return error_response(500, fmt::format("store failure: {}", cause));
   };
   try {
-    if (auto refused = check_header(request)) {
+    if (auto refused = check_header(request).refusal) {
       return *refused;
     }
     return route(request);
@@ -294,8 +307,18 @@ Response RequestHandler::health() {
 
 Response RequestHandler::create_run(const Request& request) {
   const auto spec = parse_body<api::RunRegistration>(request);
-  const RunHandle run =
-      with_store([&](RunStore& store) { return store.create_or_resume_run(spec); });
+  api::check_limits(spec, options_.writes);
+  const RunHandle run = with_store([&](RunStore& store) {
+    const auto params = store.param_count_with(spec);
+    if (over_limit(params, options_.writes.max_params)) {
+      throw HttpError(400,
+                      fmt::format("the registration would give the run {} params, over the limit "
+                                  "of {} params per run (--max-params)",
+                                  *params, options_.writes.max_params),
+                      "params");
+    }
+    return store.create_or_resume_run(spec);
+  });
   return json_response(200, run);
 }
 
@@ -328,7 +351,19 @@ Response RequestHandler::set_status(std::int64_t run_id, const Request& request)
 
 Response RequestHandler::ingest_metrics(std::int64_t run_id, const Request& request) {
   const auto batch = parse_body<api::MetricBatch>(request);
+  const std::vector<std::string> keys = api::check_limits(batch, options_.writes);
+  const auto max_keys = options_.writes.max_metric_keys;
   const IngestResult result = with_store([&](RunStore& store) {
+    const auto count =
+        store.metric_key_count_with(run_id, keys, static_cast<std::int64_t>(max_keys));
+    if (over_limit(count, max_keys)) {
+      throw HttpError(400,
+                      fmt::format("the batch would give the run {} distinct metric keys, over the "
+                                  "limit of {} keys per run (--max-metric-keys); points for the "
+                                  "keys it has are still accepted",
+                                  *count, max_keys),
+                      "points");
+    }
     return store.ingest_metrics(run_id, batch.rank, batch.sequence, batch.points);
   });
   return json_response(200, result);
@@ -355,12 +390,14 @@ Response RequestHandler::metric_series(std::int64_t run_id, const Request& reque
 
 Response RequestHandler::log_eval(std::int64_t run_id, const Request& request) {
   const auto eval = parse_body<api::EvalRecord>(request);
+  api::check_limits(eval, options_.writes);
   const std::int64_t id = with_store([&](RunStore& store) { return store.log_eval(run_id, eval); });
   return json_response(200, api::EvalCreated{id});
 }
 
 Response RequestHandler::log_artifact(std::int64_t run_id, const Request& request) {
   const auto artifact = parse_body<api::ArtifactRecord>(request);
+  api::check_limits(artifact, options_.writes);
   const std::int64_t id =
       with_store([&](RunStore& store) { return store.log_artifact(run_id, artifact); });
   return json_response(200, api::ArtifactCreated{id});

@@ -11,6 +11,7 @@
 #include <string>
 #include <string_view>
 
+#include "tracker/api/limits.h"
 #include "tracker/api/routes.h"
 #include "tracker/server/http_types.h"
 #include "tracker/server/json_body.h"
@@ -18,9 +19,10 @@
 
 namespace nmt::tracker {
 
-// Limits on what one request may cost the daemon (tracker/API.md, "Limits").
+// Limits on what one request may cost the daemon (tracker/API.md, "Limits and fairness").
 struct HandlerOptions {
   handler::JsonLimits json;  // nesting depth and element count of request bodies
+  api::WriteLimits writes;   // lengths of the texts written, metric keys and params per run
   // Metric series with more points are downsampled to this many (and say so); 0 is invalid.
   std::int64_t max_response_points = 10'000;
   // The dashboard's login cookie is marked Secure (sent over HTTPS only): set when the daemon
@@ -49,16 +51,17 @@ class RequestHandler {
   Response handle(const Request& request);
 
   // What can be decided from the request line and headers alone (the body is empty here): the
-  // 401 answer when the token is missing or wrong (an HTML page for a dashboard path), else
-  // nothing. The server calls it before reading a body, so an unauthenticated client never has
+  // 401 refusal when the token is missing or wrong (an HTML page for a dashboard path), and
+  // whether the request carries the token (always, without one; /api/health needs none but proves
+  // nothing). The server calls it before reading a body, so an unauthenticated client never has
   // one buffered. Thread-safe.
-  std::optional<Response> check_header(const Request& request) const;
+  HeaderCheck check_header(const Request& request) const;
 
  private:
   Response route(const Request& request);
   Response route_api(const Request& request, const api::RouteMatch& match);
   Response page(const Request& request);
-  bool authorized(const Request& request) const;
+  bool carries_token(const Request& request) const;
   bool token_matches(std::string_view candidate) const;
 
   Response health();

@@ -8,7 +8,7 @@
 
 namespace nmt::tracker {
 
-// MAX(step) is one seek in metrics_series(run_id, key, step); only the rows at that step are read.
+// MAX(step) is one seek in metrics_series(run_id, key, step), unique: one row per step is read.
 std::optional<api::LastPoint> RunStore::last_point(std::int64_t run_id, const std::string& key,
                                                    std::optional<std::int64_t> rank) {
   SQLite::Statement& query = rank ? last_point_of_rank_ : last_point_;

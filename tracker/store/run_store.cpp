@@ -60,9 +60,13 @@ RunStore::RunStore(Database& db)
       insert_batch_(sql_,
                     "INSERT OR IGNORE INTO ingested_batches(run_id, rank, sequence) "
                     "VALUES (?, ?, ?)"),
-      insert_metric_(sql_,
+      // One point per (run, key, step): a step sent again (a resumed attempt re-training it, a
+      // point re-sent from metrics.jsonl) takes the latest delivery's value, time and rank.
+      upsert_metric_(sql_,
                      "INSERT INTO metrics(run_id, rank, key, step, value, wall_time) "
-                     "VALUES (?, ?, ?, ?, ?, ?)"),
+                     "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT(run_id, key, step) DO UPDATE SET "
+                     "value = excluded.value, wall_time = excluded.wall_time, "
+                     "rank = excluded.rank"),
       upsert_param_(sql_,
                     "INSERT INTO params(run_id, key, value_text, value_num) VALUES (?, ?, ?, ?) "
                     "ON CONFLICT(run_id, key) DO UPDATE SET "
@@ -101,7 +105,7 @@ RunHandle RunStore::create_or_resume_run(const RunSpec& spec) {
       if (spec.attempt.value_or(1) <= stored.attempt) {
         return stored;  // a replayed registration: the rollback leaves everything as it was
       }
-      handle = resume_run(stored.run_id, spec);
+      handle = resume_run(stored.run_id, spec, now);
     }
   }
   if (!handle) {
@@ -143,7 +147,16 @@ void bind_run_fields(SQLite::Statement& statement, int first, const RunSpec& spe
 
 }  // namespace
 
-RunHandle RunStore::resume_run(std::int64_t run_id, const RunSpec& spec) {
+RunHandle RunStore::resume_run(std::int64_t run_id, const RunSpec& spec, double now) {
+  // An earlier attempt still running never reported its end (SIGKILL, a lost node): it ended no
+  // later than this one started. A late report of its own status may still replace `crashed`.
+  SQLite::Statement crashed(sql_,
+                            "UPDATE run_attempts SET status = 'crashed', ended_at = ? "
+                            "WHERE run_id = ? AND attempt < ? AND status = 'running'");
+  crashed.bind(1, now);
+  crashed.bind(2, run_id);
+  crashed.bind(3, *spec.attempt);  // above the stored attempt, so given
+  crashed.exec();
   // Fields the new attempt does not send keep their earlier values; started_at stays the run's
   // first start (each attempt's own is in run_attempts).
   SQLite::Statement resume(
@@ -220,8 +233,7 @@ void RunStore::require_run(std::int64_t run_id) {
 void RunStore::set_status(std::int64_t run_id, const std::string& status,
                           std::optional<std::int64_t> attempt) {
   if (!api::is_valid_run_status(status)) {
-    throw std::invalid_argument(fmt::format(
-        "status '{}' is not one of running, finished, failed, killed, preempted", status));
+    throw std::invalid_argument(fmt::format("status '{}' {}", status, api::kRunStatusRule));
   }
   SQLite::Transaction transaction(sql_, SQLite::TransactionBehavior::IMMEDIATE);
   SQLite::Statement current(sql_, "SELECT attempt FROM runs WHERE id = ?");
@@ -276,9 +288,9 @@ IngestResult RunStore::ingest_metrics(std::int64_t run_id, std::int64_t rank, st
     }
   }
   const double now = now_seconds();
-  ResetOnExit reset(insert_metric_);
-  insert_metric_.bind(1, run_id);  // bindings survive reset(): bind the batch constants once
-  insert_metric_.bind(2, rank);
+  ResetOnExit reset(upsert_metric_);
+  upsert_metric_.bind(1, run_id);  // bindings survive reset(): bind the batch constants once
+  upsert_metric_.bind(2, rank);
   for (std::size_t i = 0; i < points.size(); ++i) {
     const MetricPoint& point = points[i];
     if (point.key.empty() || !std::isfinite(point.value)) {
@@ -286,12 +298,12 @@ IngestResult RunStore::ingest_metrics(std::int64_t run_id, std::int64_t rank, st
           "points[{}]: a metric needs a non-empty key and a finite value (key '{}', value {})", i,
           point.key, point.value));
     }
-    insert_metric_.tryReset();
-    insert_metric_.bindNoCopy(3, point.key);  // `points` outlives the exec
-    insert_metric_.bind(4, point.step);
-    insert_metric_.bind(5, point.value);
-    insert_metric_.bind(6, point.time.value_or(now));
-    insert_metric_.exec();
+    upsert_metric_.tryReset();
+    upsert_metric_.bindNoCopy(3, point.key);  // `points` outlives the exec
+    upsert_metric_.bind(4, point.step);
+    upsert_metric_.bind(5, point.value);
+    upsert_metric_.bind(6, point.time.value_or(now));
+    upsert_metric_.exec();
   }
   transaction.commit();
   return IngestResult{static_cast<std::int64_t>(points.size()), false};
@@ -353,6 +365,63 @@ std::int64_t RunStore::log_artifact(std::int64_t run_id, const ArtifactRecord& a
   const std::int64_t id = sql_.getLastInsertRowid();
   transaction.commit();
   return id;
+}
+
+// The counts behind the per-run limits (api::WriteLimits). Each known key is one seek in an index
+// whose first columns are (run_id, key); the run's own keys are only counted when the write would
+// add one.
+
+std::optional<std::int64_t> RunStore::metric_key_count_with(std::int64_t run_id,
+                                                            const std::vector<std::string>& keys,
+                                                            std::int64_t cap) {
+  SQLite::Statement known(sql_, "SELECT 1 FROM metrics WHERE run_id = ? AND key = ? LIMIT 1");
+  known.bind(1, run_id);
+  std::int64_t added = 0;
+  for (const std::string& key : keys) {
+    known.tryReset();
+    known.bindNoCopy(2, key);
+    added += known.executeStep() ? 0 : 1;
+  }
+  if (added == 0) return std::nullopt;
+  // The run's distinct keys by one seek each (as metric_keys()), stopped past `cap`.
+  SQLite::Statement stored(
+      sql_,
+      "WITH RECURSIVE k(key) AS ("
+      "  SELECT (SELECT MIN(key) FROM metrics WHERE run_id = ?1)"
+      "  UNION ALL"
+      "  SELECT (SELECT MIN(key) FROM metrics WHERE run_id = ?1 AND key > k.key) FROM k"
+      "  WHERE k.key IS NOT NULL LIMIT ?2)"
+      "SELECT COUNT(key) FROM k");
+  stored.bind(1, run_id);
+  stored.bind(2, cap + 2);  // cap + 1 keys and the NULL that ends the walk
+  stored.executeStep();
+  return stored.getColumn(0).getInt64() + added;
+}
+
+std::optional<std::int64_t> RunStore::param_count_with(const RunSpec& spec) {
+  if (spec.params.empty()) return std::nullopt;
+  const auto registered = static_cast<std::int64_t>(spec.params.size());
+  if (!spec.uid) return registered;
+  SQLite::Statement run(sql_, "SELECT id, attempt FROM runs WHERE uid = ?");
+  run.bind(1, *spec.uid);
+  if (!run.executeStep()) return registered;
+  if (spec.attempt.value_or(1) <= run.getColumn(1).getInt64()) {
+    return std::nullopt;  // a replayed registration writes nothing
+  }
+  const std::int64_t run_id = run.getColumn(0).getInt64();
+  SQLite::Statement known(sql_, "SELECT 1 FROM params WHERE run_id = ? AND key = ?");
+  known.bind(1, run_id);
+  std::int64_t added = 0;
+  for (const auto& [key, value] : spec.params) {
+    known.tryReset();
+    known.bindNoCopy(2, key);
+    added += known.executeStep() ? 0 : 1;
+  }
+  if (added == 0) return std::nullopt;
+  SQLite::Statement stored(sql_, "SELECT COUNT(*) FROM params WHERE run_id = ?");
+  stored.bind(1, run_id);
+  stored.executeStep();
+  return stored.getColumn(0).getInt64() + added;
 }
 
 }  // namespace nmt::tracker

@@ -1,6 +1,7 @@
 #pragma once
 // The tracker's operations over its SQLite database: runs (created, or resumed by uid), params,
-// attempts, metric batches (idempotent by run, rank and sequence), evals, artifacts, and the
+// attempts, metric batches (idempotent by run, rank and sequence; one point per run, key and step,
+// the latest delivered), evals, artifacts, and the
 // queries behind the HTTP API in tracker/API.md. Every write is one transaction and returns only
 // after commit. Not thread-safe: one RunStore per connection, callers serialize (the request
 // handler does).
@@ -69,19 +70,30 @@ class RunStore {
   int schema_version() { return db_.schema_version(); }
 
   // No uid, or an unknown one: a new run. A known uid with a higher attempt: that run resumed
-  // (attempt, status running, provenance sent, params upserted). A known uid with an attempt not
+  // (attempt, status running, provenance sent, params upserted; its earlier attempts still running
+  // become crashed, ended at the new attempt's start). A known uid with an attempt not
   // above the stored one: a replayed registration, answered with the run as it is, changing
   // nothing. Throws Conflict when the uid's run has another experiment or name.
   RunHandle create_or_resume_run(const RunSpec& spec);
   // status: see api::is_valid_run_status; all but running set ended_at, running clears it.
   // Applies to the run and its current attempt; with `attempt` (an older one) to that attempt's
-  // row only, so that a late report of a preempted attempt cannot end the attempt now running.
+  // row only, so that a late report of a preempted attempt cannot end the attempt now running
+  // (and replaces `crashed` there: the attempt's own report is the more precise).
   void set_status(std::int64_t run_id, const std::string& status,
                   std::optional<std::int64_t> attempt = std::nullopt);
   IngestResult ingest_metrics(std::int64_t run_id, std::int64_t rank, std::int64_t sequence,
                               const std::vector<MetricPoint>& points);
   std::int64_t log_eval(std::int64_t run_id, const EvalRecord& eval);
   std::int64_t log_artifact(std::int64_t run_id, const ArtifactRecord& artifact);
+  // For the per-run limits (api::WriteLimits), asked by a caller that holds off every other write
+  // until its own is done. The distinct metric keys run `run_id` would have with `keys` (distinct)
+  // stored, its own counted no further than `cap` + 1; nullopt when it has every one of `keys`.
+  std::optional<std::int64_t> metric_key_count_with(std::int64_t run_id,
+                                                    const std::vector<std::string>& keys,
+                                                    std::int64_t cap);
+  // The params the run `spec` registers would have once written; nullopt when the registration
+  // adds no param key (none sent, a replay, only keys the run has).
+  std::optional<std::int64_t> param_count_with(const RunSpec& spec);
   // Soft delete (sets deleted_at, kept when already set) or restore (clears it). NotFound for an
   // unknown run.
   void set_deleted(std::int64_t run_id, bool deleted);
@@ -101,13 +113,13 @@ class RunStore {
  private:
   std::int64_t experiment_id(const std::string& name, double now);
   RunHandle insert_run(std::int64_t experiment, const RunSpec& spec, double now);
-  RunHandle resume_run(std::int64_t run_id, const RunSpec& spec);
+  RunHandle resume_run(std::int64_t run_id, const RunSpec& spec, double now);
   void insert_attempt(std::int64_t run_id, const RunSpec& spec, double now);
   void upsert_params(std::int64_t run_id, const api::Params& params);
   void require_run(std::int64_t run_id);
   api::Params run_params(std::int64_t run_id);
   std::vector<std::string> metric_keys(std::int64_t run_id);
-  // The newest point of a series (highest step; on a tie the lowest rank, then the latest row).
+  // The newest point of a series: its highest step (one point per step), of `rank` when given.
   std::optional<api::LastPoint> last_point(std::int64_t run_id, const std::string& key,
                                            std::optional<std::int64_t> rank);
   void add_columns(std::vector<api::RunSummary>& runs, const api::RunQuery& query);
@@ -118,7 +130,7 @@ class RunStore {
   // Cached for the hot paths: ingest runs once per batch, the others once per request.
   SQLite::Statement run_exists_;
   SQLite::Statement insert_batch_;
-  SQLite::Statement insert_metric_;
+  SQLite::Statement upsert_metric_;
   SQLite::Statement upsert_param_;
   SQLite::Statement last_point_;
   SQLite::Statement last_point_of_rank_;

@@ -158,6 +158,20 @@ const std::vector<const char*>& migrations() {
       ALTER TABLE runs ADD COLUMN deleted_at REAL;
       CREATE INDEX runs_name ON runs(name);
       )sql",
+      // 5: one point per (run, key, step), the latest delivered: a resumed trainer re-logs the
+      // steps after its checkpoint and re-sends points the daemon may already hold, and ingest
+      // upserts on this key. Of the duplicates older builds stored, the newest row (highest rowid)
+      // is kept. metrics_series becomes unique under the same name and columns; it serves every
+      // query it served before (the series, MAX(step), the next key of a run) and the series'
+      // ORDER BY step without a sort.
+      R"sql(
+      DELETE FROM metrics WHERE EXISTS (
+        SELECT 1 FROM metrics newer
+        WHERE newer.run_id = metrics.run_id AND newer.key = metrics.key
+          AND newer.step = metrics.step AND newer.rowid > metrics.rowid);
+      DROP INDEX metrics_series;
+      CREATE UNIQUE INDEX metrics_series ON metrics(run_id, key, step);
+      )sql",
   };
   return kMigrations;
 }

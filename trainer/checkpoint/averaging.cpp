@@ -24,13 +24,29 @@ void check_same_model(const RunConfig& first, const std::string& first_path, con
 
 }  // namespace
 
-std::vector<std::string> last_checkpoints(const std::string& run_dir, std::int64_t count) {
+std::vector<std::string> last_checkpoints(const std::string& run_dir, std::int64_t count,
+                                          const std::string& run_uid) {
   const auto all = list_checkpoints(run_dir);
   if (count < 1 || static_cast<std::int64_t>(all.size()) < count) {
     throw std::runtime_error(
         fmt::format("{} has {} step checkpoints, {} requested", run_dir, all.size(), count));
   }
-  return {all.end() - count, all.end()};
+  std::vector<std::string> chosen(all.end() - count, all.end());
+  std::string uid = run_uid, uid_from = run_dir + "/run.json";
+  for (const auto& path : chosen) {
+    const std::string own = read_training_state(path).run_uid;
+    if (own.empty()) continue;
+    if (uid.empty()) {
+      uid = own;
+      uid_from = path;
+    } else if (own != uid) {
+      throw std::runtime_error(fmt::format(
+          "{} was written by the run of uid {}, but {} names uid {}: {} mixes checkpoints of two "
+          "runs; average explicit files with --inputs if that is meant",
+          path, own, uid_from, uid, run_dir));
+    }
+  }
+  return chosen;
 }
 
 void average_checkpoints(const std::vector<std::string>& inputs, const std::string& output) {

@@ -10,8 +10,11 @@
 
 namespace nmt::checkpoint {
 
-// The newest `count` step checkpoints of a run directory, oldest first; throws when it has fewer.
-std::vector<std::string> last_checkpoints(const std::string& run_dir, std::int64_t count);
+// The newest `count` step checkpoints of a run directory, oldest first; throws when it has fewer,
+// and, naming the files, when one was written by a run other than `run_uid` (the directory's
+// run.json; empty: unknown) or than the others (files of older builds carry no uid).
+std::vector<std::string> last_checkpoints(const std::string& run_dir, std::int64_t count,
+                                          const std::string& run_uid = "");
 
 // Averages `inputs` into `output` (a checkpoint nmt-translate and nmt-train load, without
 // optimizer state, averaged_from = inputs.size(), step = the newest input's). Refuses inputs of

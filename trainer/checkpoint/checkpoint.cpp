@@ -10,11 +10,15 @@
 #include <yaml-cpp/yaml.h>
 #include <zlib.h>
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <filesystem>
 #include <limits>
 #include <mutex>
+#include <regex>
 #include <sstream>
 #include <type_traits>
 
@@ -31,6 +35,56 @@ namespace fs = std::filesystem;
 using optim::adam_state_key;
 
 constexpr const char* kVocabModelDataset = "/vocab/spm.model";
+constexpr const char* kStateChecksum = "state_sha256";
+
+// The root attributes an exact resume depends on, covered by state_sha256 (format 3). Not
+// format_version: a reader decides by it what else to expect.
+enum class AttributeType { kInt, kDouble, kText };
+constexpr std::pair<const char*, AttributeType> kStateAttributes[] = {
+    {"format", AttributeType::kText},
+    {"step", AttributeType::kInt},
+    {"epoch", AttributeType::kInt},
+    {"batch_in_epoch", AttributeType::kInt},
+    {"optimizer_step", AttributeType::kInt},
+    {"best_valid_nll", AttributeType::kDouble},
+    {"validations_without_improvement", AttributeType::kInt},
+    {"elapsed_seconds", AttributeType::kDouble},
+    {"averaged_from", AttributeType::kInt},
+    {"vocab_sha256", AttributeType::kText},
+    {"config", AttributeType::kText},
+    {"run_uid", AttributeType::kText},
+};
+
+// SHA-256 of the state attributes present in `h5`, each as "name:type:length:value\n" (integers
+// in decimal, doubles as the 16 hex digits of their IEEE-754 bits, text as its bytes), so that
+// any reader, h5py included, can recompute it.
+std::string state_checksum(const Hdf5File& h5) {
+  std::string text;
+  for (const auto& [name, type] : kStateAttributes) {
+    if (!h5.has_attribute("/", name)) continue;
+    std::string value;
+    char tag = 't';
+    switch (type) {
+      case AttributeType::kInt:
+        value = std::to_string(h5.int_attribute("/", name));
+        tag = 'i';
+        break;
+      case AttributeType::kDouble: {
+        const double number = h5.double_attribute("/", name);
+        std::uint64_t bits = 0;
+        std::memcpy(&bits, &number, sizeof bits);
+        value = fmt::format("{:016x}", bits);
+        tag = 'd';
+        break;
+      }
+      case AttributeType::kText:
+        value = h5.string_attribute("/", name);
+        break;
+    }
+    text += fmt::format("{}:{}:{}:", name, tag, value.size()) + value + "\n";
+  }
+  return sha256_hex(text);
+}
 
 std::vector<std::int64_t> shape_of(const at::Tensor& t) {
   return t.sizes().vec();
@@ -203,6 +257,7 @@ void write_state(Hdf5File& h5, const TrainingState& s, const RunConfig& config) 
   h5.set_attribute("/", "averaged_from", s.averaged_from);
   h5.set_attribute("/", "vocab_sha256", s.vocab_sha256);
   h5.set_attribute("/", "config", to_yaml(config));
+  h5.set_attribute("/", "run_uid", s.run_uid);
   if (!s.vocab_model.empty()) {
     // A mismatch here is a caller's bug; caught now, not as a "corrupt" file at the next load.
     if (sha256_hex(s.vocab_model) != s.vocab_sha256) {
@@ -213,6 +268,8 @@ void write_state(Hdf5File& h5, const TrainingState& s, const RunConfig& config) 
     h5.write_array(kVocabModelDataset, reinterpret_cast<const std::uint8_t*>(s.vocab_model.data()),
                    {static_cast<std::int64_t>(s.vocab_model.size())});
   }
+  // Last: every attribute it covers is set by now (optimizer_step by write_optimizer).
+  h5.set_attribute("/", kStateChecksum, state_checksum(h5));
 }
 
 // Opens and checks the format; every read error names the file.
@@ -225,6 +282,21 @@ Hdf5File open_checkpoint(const std::string& path) {
     throw std::runtime_error(fmt::format(
         "{}: not an {} file of version {} to {} (format '{}', version {})", path, kCheckpointFormat,
         kOldestReadableFormatVersion, kCheckpointFormatVersion, format, version));
+  }
+  if (h5.has_attribute("/", kStateChecksum)) {
+    const std::string stored = h5.string_attribute("/", kStateChecksum);
+    const std::string computed = state_checksum(h5);
+    if (stored != computed) {
+      throw std::runtime_error(fmt::format(
+          "{}: the training state attributes (step, epoch, batch_in_epoch, optimizer_step, "
+          "config, ...) fail their checksum ({} stored, {} computed): an attribute was changed "
+          "after the file was written; the file is corrupt",
+          path, kStateChecksum, stored, computed));
+    }
+  } else if (version >= 3) {
+    throw std::runtime_error(
+        fmt::format("{}: a format {} checkpoint without its {} attribute: the file is corrupt",
+                    path, version, kStateChecksum));
   }
   return h5;
 }
@@ -244,6 +316,7 @@ TrainingState read_state(const Hdf5File& h5) {
   s.elapsed_seconds = h5.double_attribute("/", "elapsed_seconds");
   s.averaged_from = h5.int_attribute("/", "averaged_from");
   if (has_checksums(h5)) s.vocab_sha256 = h5.string_attribute("/", "vocab_sha256");
+  if (h5.has_attribute("/", "run_uid")) s.run_uid = h5.string_attribute("/", "run_uid");
   if (h5.exists(kVocabModelDataset)) {
     const auto bytes = h5.read<std::uint8_t>(kVocabModelDataset);
     s.vocab_model.assign(bytes.begin(), bytes.end());
@@ -410,6 +483,35 @@ void refuse_fresh_start_over_checkpoints(const std::string& run_dir, bool resume
 void prune_checkpoints(const std::string& run_dir, std::int64_t keep) {
   auto all = list_checkpoints(run_dir);
   for (std::size_t i = 0; i + static_cast<std::size_t>(keep) < all.size(); ++i) fs::remove(all[i]);
+  remove_stale_temporaries(run_dir);
+}
+
+std::vector<std::string> remove_stale_temporaries(const std::string& run_dir) {
+  // The temporaries of the trainer's atomic writes: NAME.tmp.PID.
+  static const std::regex kTemporary(
+      R"((step-[0-9]+\.h5|best\.h5|config\.yaml|run\.json|metrics\.jsonl)\.tmp\.([0-9]+))");
+  const std::string self = std::to_string(::getpid());
+  std::vector<std::string> removed;
+  for (const fs::path& dir : {fs::path(run_dir), fs::path(run_dir) / "checkpoints"}) {
+    std::error_code ec;
+    if (!fs::is_directory(dir, ec)) continue;
+    for (const auto& entry : fs::directory_iterator(dir)) {
+      std::smatch match;
+      const std::string name = entry.path().filename().string();
+      if (!std::regex_match(name, match, kTemporary) || match[2] == self) continue;
+      const auto bytes =
+          fs::is_regular_file(entry.path(), ec) ? fs::file_size(entry.path(), ec) : 0;
+      if (fs::remove(entry.path(), ec)) {
+        spdlog::info("removed {} ({} bytes), left by process {} that ended before renaming it",
+                     entry.path().string(), bytes, match[2].str());
+        removed.push_back(entry.path().string());
+      } else if (ec) {
+        spdlog::warn("cannot remove the stale temporary {}: {}", entry.path().string(),
+                     ec.message());
+      }
+    }
+  }
+  return removed;
 }
 
 }  // namespace nmt::checkpoint

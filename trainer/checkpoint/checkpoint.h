@@ -14,15 +14,19 @@
 //   attributes on "/": format "nmt-checkpoint", format_version, step, epoch, batch_in_epoch,
 //   optimizer_step, best_valid_nll, validations_without_improvement, elapsed_seconds,
 //   averaged_from (0, or how many checkpoints were averaged), vocab_sha256 (the SentencePiece
-//   model the run was trained with, as in the shards' manifest), config (the resolved YAML)
+//   model the run was trained with, as in the shards' manifest), config (the resolved YAML),
+//   run_uid (the run directory's run.json uid; empty when written outside a run), and
+//   state_sha256 (format 3): the SHA-256 of all those but format_version, so that a changed step
+//   or config is refused like a flipped bit (the text hashed: checkpoint.cpp, state_checksum)
 // Written in memory bounded by one tensor, whatever the checkpoint's size: HDF5 lays out the file
 // in memory (metadata only; the tensors' datasets reserved, contiguous), then the file is written
 // to a temporary name with checked writes, each tensor's bytes straight from its memory, fsynced
 // and renamed: a checkpoint is complete or absent, and a full disk is an error naming the file and
 // the cause that leaves HDF5 and the process sound. Read tensor by tensor likewise.
 // Nothing non-finite is written, and loading verifies every tensor's checksum and finiteness: a
-// flipped bit or a NaN is an error naming the file and the tensor. Format 1 files (no checksums,
-// no vocabulary hash) still load, with a warning.
+// flipped bit or a NaN is an error naming the file and the tensor, and every open verifies
+// state_sha256. Format 2 files (no state_sha256) and format 1 files (no checksums, no vocabulary
+// hash, with a warning) still load.
 
 #include <torch/nn/module.h>
 #include <torch/optim/adam.h>
@@ -38,7 +42,7 @@
 namespace nmt::checkpoint {
 
 inline constexpr const char* kCheckpointFormat = "nmt-checkpoint";
-inline constexpr std::int64_t kCheckpointFormatVersion = 2;
+inline constexpr std::int64_t kCheckpointFormatVersion = 3;
 inline constexpr std::int64_t kOldestReadableFormatVersion = 1;
 
 // Where training stands; with the parameters, the optimizer and the config (its update size and
@@ -55,6 +59,7 @@ struct TrainingState {
   // The SentencePiece model itself (serialized proto); empty when the file has none. Verified
   // against vocab_sha256 on read.
   std::string vocab_model;
+  std::string run_uid;  // the run that wrote it (run_identity.h); empty in older files
 };
 
 // Saves `model` (and `optimizer`, may be null) with the RNG states, atomically. Refuses, naming
@@ -95,8 +100,13 @@ std::vector<std::string> list_checkpoints(const std::string& run_dir);
 // std::runtime_error saying to pass --resume or choose another directory.
 void refuse_fresh_start_over_checkpoints(const std::string& run_dir, bool resume);
 std::string checkpoint_path(const std::string& run_dir, std::int64_t step);
-// Deletes all but the newest `keep` step checkpoints.
+// Deletes all but the newest `keep` step checkpoints, and stale temporaries.
 void prune_checkpoints(const std::string& run_dir, std::int64_t keep);
+// Deletes the temporaries (NAME.tmp.PID) of atomic writes into the run directory and its
+// checkpoints/ that another process left (a SIGKILL in the middle of a checkpoint), with a log
+// line each; returns their paths. The caller holds the run directory's lock (run_dir_lock.h), so
+// no other trainer is writing there: any other process's temporary is stale.
+std::vector<std::string> remove_stale_temporaries(const std::string& run_dir);
 
 // Model config keys whose values differ ("d_model: 512 vs 256"); empty when equal.
 std::vector<std::string> model_config_differences(const model::ModelConfig& a,

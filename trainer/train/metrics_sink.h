@@ -4,10 +4,12 @@
 // the experiment tracker's client another.
 
 #include <cstdint>
-#include <fstream>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
+
+#include "common/append_file.h"
 
 namespace nmt::train {
 
@@ -15,20 +17,30 @@ class MetricsSink {
  public:
   virtual ~MetricsSink() = default;
   virtual void log(const std::string& key, std::int64_t step, double value) = 0;
+  // Called once per update, after its metrics: where they are written out.
   virtual void flush() {}
+  // Why this sink cannot record what it was given (empty while it can): the trainer then stops
+  // with a checkpoint rather than train on without a record.
+  virtual std::string failure() const { return {}; }
 };
 
 // One JSON object a line: {"step": 100, "key": "train/loss", "value": 5.2, "time": 1700000000.1}
-// Appends, so a resumed run continues the same file.
+// Appends, so a resumed run continues the same file (trim_metrics_log first). Lines are written
+// at flush(), whole or not at all; lines a failed write could not record are kept and written
+// again at the next flush, and failure() says why and which steps wait.
 class JsonlMetricsSink : public MetricsSink {
  public:
   explicit JsonlMetricsSink(const std::string& path);
   void log(const std::string& key, std::int64_t step, double value) override;
   void flush() override;
+  std::string failure() const override;
 
  private:
-  std::string path_;
-  std::ofstream out_;
+  AppendFile file_;
+  std::string pending_;  // lines not written yet
+  std::int64_t pending_first_step_ = -1, pending_last_step_ = -1;
+  std::string error_;  // the last failed write's, while lines wait
+  double last_sync_ = 0.0;
 };
 
 // Forwards to several sinks.
@@ -37,9 +49,25 @@ class FanoutMetricsSink : public MetricsSink {
   void add(std::shared_ptr<MetricsSink> sink) { sinks_.push_back(std::move(sink)); }
   void log(const std::string& key, std::int64_t step, double value) override;
   void flush() override;
+  std::string failure() const override;  // the first failing sink's
 
  private:
   std::vector<std::shared_ptr<MetricsSink>> sinks_;
 };
+
+// One line of metrics.jsonl as read back.
+struct MetricRecord {
+  std::string key;
+  std::int64_t step = 0;
+  std::optional<double> value;  // null: a non-finite value
+  double time = 0.0;            // Unix seconds when it was logged
+};
+
+// Makes the metrics file of a run resumed from the checkpoint of step `resume_step` hold one line
+// per (key, step) for steps up to it and nothing after (the resumed run logs those steps again):
+// drops later lines, earlier duplicates of a (key, step) (files of older builds), and a torn or
+// unreadable line (with a warning naming its line number), rewriting the file atomically when
+// anything is dropped. Returns the lines kept, in file order. A missing file is empty.
+std::vector<MetricRecord> trim_metrics_log(const std::string& path, std::int64_t resume_step);
 
 }  // namespace nmt::train

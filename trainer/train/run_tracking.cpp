@@ -5,6 +5,7 @@
 
 #include <filesystem>
 #include <optional>
+#include <thread>
 
 #include "common/sha256.h"
 #include "tracker/client/tracker_reader.h"
@@ -69,6 +70,25 @@ std::vector<tracker::DaemonSource> daemon_sources(const tracker::DaemonSettings&
   return {
       {flags, tracker::kTrainerFlagNames},
       {{config.url, config.port_file, config.token_file, config.ca_file}, tracker::kConfigNames}};
+}
+
+void resend_recorded_metrics(tracker::TrackerClient& client,
+                             const std::vector<MetricRecord>& recorded) {
+  if (recorded.empty()) return;
+  const std::size_t half = client.options().queue_capacity / 2;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::minutes(2);
+  std::size_t sent = 0;
+  for (const auto& record : recorded) {
+    if (!record.value) continue;
+    // The worker empties the queue every round, to the daemon or to the spool.
+    while (client.stats().queued >= half && std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    client.log_metric(record.key, record.step, *record.value, record.time);
+    ++sent;
+  }
+  spdlog::info("tracker: sent the {} recorded points of steps up to {} again (metrics.jsonl)", sent,
+               recorded.back().step);
 }
 
 std::shared_ptr<tracker::TrackerClient> attach_tracker(const tracker::DaemonAddress& daemon,

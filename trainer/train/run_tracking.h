@@ -62,6 +62,14 @@ std::shared_ptr<tracker::TrackerClient> connect_tracker(const RunConfig& config,
                                                         const RunIdentity& identity,
                                                         const tracker::DaemonAddress& daemon);
 
+// Sends `recorded` (the run's metrics.jsonl, as trim_metrics_log kept it) to the run again:
+// delivery is at least once from that durable record, and the daemon keeps one point per run, key
+// and step, so the points an earlier attempt still held in memory when it was killed arrive, and
+// the others change nothing. Paced so that the client's queue never overflows; non-finite values
+// (null in the file) are not sent, as they never are.
+void resend_recorded_metrics(tracker::TrackerClient& client,
+                             const std::vector<MetricRecord>& recorded);
+
 // A client of `daemon` attached to the tracked run of `run_dir` (its run.json), which must exist:
 // for recording evaluations after training. Spools under `spool_dir`.
 std::shared_ptr<tracker::TrackerClient> attach_tracker(const tracker::DaemonAddress& daemon,

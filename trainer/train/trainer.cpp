@@ -105,9 +105,12 @@ struct UpdateStats {
   StopReason stop = StopReason::kNone;  // a stop signal on any rank: every rank stops here
 };
 
-// A stop signal seen by any rank, agreed on in the update's collective (`votes`: ranks that saw
-// SIGTERM/SIGUSR1, ranks that saw SIGINT): a person's interrupt wins over preemption.
-StopReason agreed_stop(double preempted_votes, double interrupted_votes) {
+// A stop seen by any rank, agreed on in the update's collective (`votes`: ranks that saw
+// SIGTERM/SIGUSR1, ranks that saw SIGINT, ranks that cannot record): a run that cannot record
+// stops as such (it is not resumed blindly by a requeue), and a person's interrupt wins over
+// preemption.
+StopReason agreed_stop(double preempted_votes, double interrupted_votes, double unrecorded_votes) {
+  if (unrecorded_votes > 0) return StopReason::kUnrecorded;
   if (interrupted_votes > 0) return StopReason::kInterrupted;
   return preempted_votes > 0 ? StopReason::kPreempted : StopReason::kNone;
 }
@@ -149,6 +152,8 @@ struct Trainer::Impl {
   Clock::time_point run_start = Clock::now();
   double elapsed_before = 0.0;  // training seconds of earlier processes (from the checkpoint)
 
+  std::string run_uid;     // written into checkpoints, checked on resume
+  std::string unrecorded;  // why rank 0's sink cannot record; the run stops at the next update
   std::function<StopReason()> stop_source;         // polled once per update
   std::function<void(const RunConfig&)> on_start;  // with the resolved config, before step one
   Trainer::GradientHook after_backward;            // tests: fault injection
@@ -255,6 +260,7 @@ UpdateStats Trainer::Impl::update() {
   }
   u.local_tokens = u.src_tokens + u.tgt_tokens;
   u.stop = stop_source ? stop_source() : StopReason::kNone;
+  if (!unrecorded.empty()) u.stop = StopReason::kUnrecorded;  // rank 0's sink failed
   // Rank 0's clock decides the time budget; the ranks agree through the all-reduce below.
   u.out_of_time = comm.is_root() && time_budget_spent();
   // The run's fraction behind this update (the cool-down's); by time, rank 0's (agreed below).
@@ -270,13 +276,14 @@ UpdateStats Trainer::Impl::update() {
                                 u.stop == StopReason::kPreempted ? 1.0 : 0.0,
                                 u.stop == StopReason::kInterrupted ? 1.0 : 0.0,
                                 u.out_of_time ? 1.0 : 0.0,
-                                comm.is_root() ? done : 0.0};
+                                comm.is_root() ? done : 0.0,
+                                u.stop == StopReason::kUnrecorded ? 1.0 : 0.0};
     comm.allreduce_sum(sums);
     done = sums[6];
     u.tgt_tokens = static_cast<std::int64_t>(sums[0]);
     u.src_tokens = static_cast<std::int64_t>(sums[1]);
     u.checkpoint_by_time = sums[2] > 0;
-    u.stop = agreed_stop(sums[3], sums[4]);
+    u.stop = agreed_stop(sums[3], sums[4], sums[7]);
     u.out_of_time = sums[5] > 0;
   }
   // Token-averaged gradients: the update's loss is the mean over all its target tokens (of all
@@ -353,9 +360,11 @@ bool Trainer::Impl::time_budget_spent() const {
   return budget > 0 && elapsed_before + seconds_since(run_start) >= budget * 60.0;
 }
 
-// Rank 0 writes; the replicas are identical.
+// Rank 0 writes; the replicas are identical. The metrics of the checkpoint's step are written
+// out first: a resume from it logs only later steps, so nothing of its step may still wait.
 void Trainer::Impl::save(const std::string& path) {
   if (!comm.is_root()) return;
+  sink->flush();
   fs::create_directories(fs::path(path).parent_path());
   state.elapsed_seconds = elapsed_before + seconds_since(run_start);
   checkpoint::save_checkpoint(path, *model, &adam->state(), state, config);
@@ -489,6 +498,13 @@ void Trainer::Impl::after_update(const UpdateStats& u, double step_seconds, Prog
     comm.barrier();
   }
   sink->flush();
+  if (comm.is_root() && unrecorded.empty()) {
+    unrecorded = sink->failure();
+    if (!unrecorded.empty() && step < t.max_steps && u.stop == StopReason::kNone) {
+      spdlog::error("step {}: {}; stopping with a checkpoint after the next update", step,
+                    unrecorded);
+    }
+  }
   if (u.out_of_time && step < t.max_steps) {
     result.out_of_time = true;
     if (comm.is_root()) {
@@ -499,7 +515,12 @@ void Trainer::Impl::after_update(const UpdateStats& u, double step_seconds, Prog
   // A stop that came with the last update (or an early stop) changes nothing: the run finished.
   if (stopping && step < t.max_steps && !result.early_stopped && !result.out_of_time) {
     result.stopped = u.stop;
-    if (comm.is_root()) {
+    if (comm.is_root() && u.stop == StopReason::kUnrecorded) {
+      spdlog::error(
+          "stopped after step {} with a checkpoint, since the metrics cannot be recorded; once "
+          "that is fixed, --resume continues",
+          step);
+    } else if (comm.is_root()) {
       spdlog::warn("stop signal ({}): stopped after step {} with a checkpoint; --resume continues",
                    stop_reason_name(u.stop), step);
     }
@@ -574,6 +595,11 @@ void Trainer::set_on_start(std::function<void(const RunConfig&)> on_start) {
   impl_->on_start = std::move(on_start);
 }
 
+void Trainer::set_run_uid(std::string uid) {
+  impl_->run_uid = std::move(uid);
+  impl_->state.run_uid = impl_->run_uid;
+}
+
 void Trainer::set_launcher(runtime::LauncherVariables launcher) {
   impl_->launcher = std::move(launcher);
 }
@@ -589,8 +615,15 @@ TrainResult Trainer::run(bool resume) {
     m.state = checkpoint::load_checkpoint(existing.back(), *m.model, &m.adam->state(), m.config);
     checkpoint::check_vocabulary(existing.back(), m.state, vocab_sha256,
                                  m.config.data.dir + " (manifest)");
+    if (!m.run_uid.empty() && !m.state.run_uid.empty() && m.state.run_uid != m.run_uid) {
+      throw std::runtime_error(fmt::format(
+          "{} was written by the run of uid {}, but {} is the run of uid {} (its run.json): the "
+          "directory mixes two runs; move the checkpoint out or start a new run directory",
+          existing.back(), m.state.run_uid, m.run_dir, m.run_uid));
+    }
     m.state.vocab_sha256 = vocab_sha256;
     m.state.vocab_model = std::move(vocab_model);  // also into checkpoints of older files' runs
+    if (!m.run_uid.empty()) m.state.run_uid = m.run_uid;
     m.batches->seek({m.state.epoch, m.state.batch_in_epoch});
     if (m.comm.is_root()) {
       spdlog::info("resumed from {} at step {} (epoch {}, batch {})", existing.back(), m.state.step,

@@ -43,7 +43,8 @@ struct TrainResult {
   std::int64_t parameters = 0;
   bool early_stopped = false;
   bool out_of_time = false;  // train.max_minutes ended it (a finished run, as at max_steps)
-  StopReason stopped = StopReason::kNone;  // a stop signal ended it early, after a checkpoint
+  // A stop signal, or a sink that cannot record (kUnrecorded), ended it early, after a checkpoint.
+  StopReason stopped = StopReason::kNone;
 };
 
 class Trainer {
@@ -74,6 +75,9 @@ class Trainer {
   // The launcher's variables (nmt-train reads them from the environment), for the choice of this
   // rank's GPU beside the communicator's local rank (runtime/device_assignment.h). Before run().
   void set_launcher(runtime::LauncherVariables launcher);
+  // The run's uid (run_identity.h), written into its checkpoints; a resume refuses a newest
+  // checkpoint written under another uid. Rank 0, before run().
+  void set_run_uid(std::string uid);
 
  private:
   struct Impl;

@@ -1,0 +1,156 @@
+#pragma once
+// How long the texts of a write may be and how many keys one run may hold (tracker/API.md, "Limits
+// and fairness"). Every later read of a run answers what it holds (GET /api/runs/{run} lists its
+// metric keys and params), so these bound what writes can make each read cost: a metric key of
+// megabytes would make every read of its run megabytes long. The daemon checks them
+// (RequestHandler; flags of nmt-trackerd) before any write, so a refused write stores nothing; a
+// violation is a FieldError naming the field and the limit, answered 400.
+
+#include <fmt/format.h>
+
+#include <cstddef>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <unordered_set>
+#include <utility>
+#include <variant>
+#include <vector>
+
+#include "tracker/api/json_fields.h"
+#include "tracker/api/wire_types.h"
+
+namespace nmt::tracker::api {
+
+struct WriteLimits {
+  // Names and keys: experiment, run name, sweep, row_label, host, git_revision, config_hash, the
+  // Slurm ids, metric and param keys, an eval's split, an artifact's kind.
+  std::size_t max_name_bytes = 256;
+  // Longer texts: a param's text value (one scalar of a flattened config: a name, a path), an
+  // artifact's path, an eval's checkpoint and signature. PATH_MAX on Linux.
+  std::size_t max_text_bytes = 4096;
+  std::size_t max_config_bytes = 1u << 20;  // a run's config: the resolved YAML text
+  // Distinct metric keys of one run: a batch that would add more is refused; points for the keys
+  // the run has are always accepted.
+  std::size_t max_metric_keys = 10'000;
+  std::size_t max_params = 10'000;  // params of one run, over all its registrations
+
+  // Throws std::invalid_argument naming the first field that is 0.
+  void validate() const {
+    const std::pair<const char*, std::size_t> values[] = {{"max_name_bytes", max_name_bytes},
+                                                          {"max_text_bytes", max_text_bytes},
+                                                          {"max_config_bytes", max_config_bytes},
+                                                          {"max_metric_keys", max_metric_keys},
+                                                          {"max_params", max_params}};
+    for (const auto& [name, value] : values) {
+      if (value == 0) throw std::invalid_argument(fmt::format("{} must be at least 1", name));
+    }
+  }
+};
+
+namespace limits_detail {
+
+// `text` as an error shows it: at most 40 bytes of it.
+inline std::string excerpt(std::string_view text) {
+  return text.size() <= 40 ? std::string(text) : std::string(text.substr(0, 40)) + "...";
+}
+
+// FieldError at `field` when `value` is longer than `limit` bytes; `what` and `flag` name the
+// limit.
+inline void check_length(const std::string& value, std::size_t limit, const char* what,
+                         const char* flag, const std::string& field) {
+  if (value.size() > limit) {
+    bad_field(field, fmt::format("is {} bytes long, over the limit of {} bytes for {} ({})",
+                                 value.size(), limit, what, flag));
+  }
+}
+
+inline void check_name(const std::string& value, const WriteLimits& limits,
+                       const std::string& field) {
+  check_length(value, limits.max_name_bytes, "names and keys", "--max-name-bytes", field);
+}
+
+inline void check_name(const std::optional<std::string>& value, const WriteLimits& limits,
+                       const std::string& field) {
+  if (value) check_name(*value, limits, field);
+}
+
+inline void check_text(const std::string& value, const WriteLimits& limits,
+                       const std::string& field) {
+  check_length(value, limits.max_text_bytes, "paths and texts", "--max-text-bytes", field);
+}
+
+inline void check_text(const std::optional<std::string>& value, const WriteLimits& limits,
+                       const std::string& field) {
+  if (value) check_text(*value, limits, field);
+}
+
+}  // namespace limits_detail
+
+// The registration's texts and the number of its params. How many params the run then holds in
+// all is the store's to count (RequestHandler).
+inline void check_limits(const RunRegistration& r, const WriteLimits& limits) {
+  using limits_detail::check_name;
+  check_name(r.experiment, limits, "experiment");
+  check_name(r.name, limits, "name");
+  check_name(r.sweep, limits, "sweep");
+  check_name(r.row_label, limits, "row_label");
+  check_name(r.config_hash, limits, "config_hash");
+  check_name(r.git_revision, limits, "git_revision");
+  check_name(r.host, limits, "host");
+  check_name(r.slurm_job_id, limits, "slurm_job_id");
+  check_name(r.slurm_array_id, limits, "slurm_array_id");
+  if (r.config) {
+    limits_detail::check_length(*r.config, limits.max_config_bytes, "a run's config",
+                                "--max-config-bytes", "config");
+  }
+  if (r.params.size() > limits.max_params) {
+    bad_field("params", fmt::format("has {} params, over the limit of {} params per run "
+                                    "(--max-params)",
+                                    r.params.size(), limits.max_params));
+  }
+  for (const auto& [key, value] : r.params) {
+    if (key.size() > limits.max_name_bytes) {
+      bad_field("params",
+                fmt::format("has a key of {} bytes ('{}'), over the limit of {} bytes "
+                            "for names and keys (--max-name-bytes)",
+                            key.size(), limits_detail::excerpt(key), limits.max_name_bytes));
+    }
+    if (const auto* text = std::get_if<std::string>(&value)) {
+      limits_detail::check_text(*text, limits, "params." + key);
+    }
+  }
+}
+
+// Each point's key, and the number of distinct keys in the batch (a batch with more than a run may
+// hold can never be stored). Returns the batch's distinct keys, for the store to count with the
+// run's own.
+inline std::vector<std::string> check_limits(const MetricBatch& batch, const WriteLimits& limits) {
+  std::unordered_set<std::string_view> keys;
+  for (std::size_t i = 0; i < batch.points.size(); ++i) {
+    const std::string& key = batch.points[i].key;
+    if (key.size() > limits.max_name_bytes) {
+      limits_detail::check_name(key, limits, fmt::format("points[{}].key", i));
+    }
+    if (keys.insert(key).second && keys.size() > limits.max_metric_keys) {
+      bad_field("points", fmt::format("holds more than {} distinct keys, the limit of metric keys "
+                                      "per run (--max-metric-keys)",
+                                      limits.max_metric_keys));
+    }
+  }
+  return std::vector<std::string>(keys.begin(), keys.end());
+}
+
+inline void check_limits(const EvalRecord& eval, const WriteLimits& limits) {
+  limits_detail::check_name(eval.split, limits, "split");
+  limits_detail::check_text(eval.checkpoint, limits, "checkpoint");
+  limits_detail::check_text(eval.signature, limits, "signature");
+}
+
+inline void check_limits(const ArtifactRecord& artifact, const WriteLimits& limits) {
+  limits_detail::check_name(artifact.kind, limits, "kind");
+  limits_detail::check_text(artifact.path, limits, "path");
+}
+
+}  // namespace nmt::tracker::api
