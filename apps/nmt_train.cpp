@@ -141,11 +141,11 @@ int train(nmt::RunConfig config, const Options& o, const nmt::dist::Communicator
   config.model.vocab_size = manifest.vocab_size;
   std::string run_dir = o.run_dir.empty() ? default_run_dir() : o.run_dir;
   world.broadcast(run_dir);  // a default name has rank 0's timestamp
-  // A refused start must change nothing: not the run directory, not the tracker.
-  nmt::checkpoint::refuse_fresh_start_over_checkpoints(run_dir, o.resume);
-  // Rank 0 owns the run directory until it exits; a second trainer on it stops here, every rank.
+  // Rank 0 owns the run directory until it exits; a second trainer on it stops here, every rank,
+  // naming the holder. A refused start changes nothing but the lock file: not the run's files,
+  // not the tracker.
   const auto lock = own_run_dir(run_dir, world);
-  nmt::checkpoint::refuse_fresh_start_over_checkpoints(run_dir, o.resume);  // now exclusive
+  nmt::checkpoint::refuse_fresh_start_over_checkpoints(run_dir, o.resume);
   // Rank 0 alone writes metrics and talks to the tracker; the others' sink discards.
   auto sink = std::make_shared<nmt::train::FanoutMetricsSink>();
   std::shared_ptr<nmt::tracker::TrackerClient> tracker;

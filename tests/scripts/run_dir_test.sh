@@ -48,7 +48,7 @@ PY
 # 1. Two trainings on one directory.
 echo "== two trainers started together"
 both=("${train[@]}" --run-dir "$work/shared" --set train.validate_every=0
-  --set checkpoint.every_steps=5 --set train.max_steps=40)
+  --set checkpoint.every_steps=5 --set train.max_steps=120)
 "${both[@]}" --set train.seed=1 > "$work/a.out" 2> "$work/a.err" &
 a=$!
 "${both[@]}" --set train.seed=2 > "$work/b.out" 2> "$work/b.err" &
@@ -67,9 +67,9 @@ uids=$(checkpoint_uids "$work/shared" | sort -u)
 grep -q "\"uid\": \"$uids\"" "$work/shared/run.json" || fail "the checkpoints' uid is not run.json's"
 
 echo "== two resumes started together"
-"${both[@]}" --set train.max_steps=80 --resume > "$work/c.out" 2> "$work/c.err" &
+"${both[@]}" --set train.max_steps=240 --resume > "$work/c.out" 2> "$work/c.err" &
 c=$!
-"${both[@]}" --set train.max_steps=80 --resume > "$work/d.out" 2> "$work/d.err" &
+"${both[@]}" --set train.max_steps=240 --resume > "$work/d.out" 2> "$work/d.err" &
 d=$!
 rc_c=0 rc_d=0
 wait "$c" || rc_c=$?
@@ -83,26 +83,26 @@ grep -q "is in use by nmt-train" "$work/c.err" "$work/d.err" || fail "no holder 
 
 # 2. A checkpoint write killed half-way leaves its temporary; the next start removes it.
 echo "== stale temporaries"
-stale=$work/shared/checkpoints/step-00000085.h5.tmp.4194000
+stale=$work/shared/checkpoints/step-00000245.h5.tmp.4194000
 head -c 100000 /dev/zero > "$stale"
-"${both[@]}" --set train.max_steps=85 --resume > /dev/null 2> "$work/e.err" ||
+"${both[@]}" --set train.max_steps=245 --resume > /dev/null 2> "$work/e.err" ||
   fail "resume: $(tail -3 "$work/e.err")"
 [[ ! -e "$stale" ]] || fail "the stale temporary is still there"
-grep -q "removed .*step-00000085.h5.tmp.4194000 (100000 bytes)" "$work/e.err" ||
+grep -q "removed .*step-00000245.h5.tmp.4194000 (100000 bytes)" "$work/e.err" ||
   fail "no log line for the removed temporary: $(grep -i tmp "$work/e.err" | head -3)"
 
-# 2b. A resume-relevant attribute changed with h5py (step 85 -> 89) is refused like a flipped bit.
+# 2b. A resume-relevant attribute changed with h5py (step 245 -> 249) is refused like a flipped bit.
 echo "== a changed checkpoint attribute"
-"$python" - "$work/shared/checkpoints/step-00000085.h5" <<'PY'
+"$python" - "$work/shared/checkpoints/step-00000245.h5" <<'PY'
 import sys
 import h5py
 with h5py.File(sys.argv[1], "r+") as f:
-    f.attrs.modify("step", 89)
+    f.attrs.modify("step", 249)
 PY
 rc=0
-"${both[@]}" --set train.max_steps=95 --resume > /dev/null 2> "$work/f.err" || rc=$?
+"${both[@]}" --set train.max_steps=255 --resume > /dev/null 2> "$work/f.err" || rc=$?
 ((rc == 1)) || fail "a checkpoint whose step was changed: exit $rc, expected 1"
-grep -q "step-00000085.h5: the training state attributes .* fail their checksum" "$work/f.err" ||
+grep -q "step-00000245.h5: the training state attributes .* fail their checksum" "$work/f.err" ||
   fail "the refusal names no file or checksum: $(tail -n 3 "$work/f.err")"
 
 # 3. SIGKILLs against a tracked run.
