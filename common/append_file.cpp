@@ -40,8 +40,8 @@ void AppendFile::append(const std::string& data) {
       const int cause = errno;
       // Cut the partial record off. Truncating needs no new blocks, so it works on a full disk.
       if (done > 0 && ::ftruncate(fd_, before.st_size) != 0) {
-        fail(fmt::format("{}: cannot append {} bytes ({}), nor cut the {} written back",
-                         path_, data.size(), std::strerror(cause), done),
+        fail(fmt::format("{}: cannot append {} bytes ({}), nor cut the {} written back", path_,
+                         data.size(), std::strerror(cause), done),
              errno);
       }
       fail(fmt::format("{}: cannot append {} bytes", path_, data.size()), cause);

@@ -39,8 +39,7 @@ std::string describe_holder(int fd) {
   const auto holder = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (!holder.is_object()) return "a process that has not recorded itself yet";
   return fmt::format("{} (pid {} on host {}, since {})", holder.value("tool", "?"),
-                     holder.value("pid", 0), holder.value("host", "?"),
-                     holder.value("since", "?"));
+                     holder.value("pid", 0), holder.value("host", "?"), holder.value("since", "?"));
 }
 
 }  // namespace
@@ -50,8 +49,8 @@ DirectoryLock::DirectoryLock(const std::string& dir, const std::string& tool)
   std::filesystem::create_directories(dir);
   fd_ = ::open(path_.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
   if (fd_ < 0) {
-    throw std::runtime_error(fmt::format("{}: cannot open the lock file: {}", path_,
-                                         std::strerror(errno)));
+    throw std::runtime_error(
+        fmt::format("{}: cannot open the lock file: {}", path_, std::strerror(errno)));
   }
   if (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
     const int cause = errno;

@@ -202,8 +202,8 @@ TEST(Checkpoints, AveragingARunDirectoryRefusesAnotherRunsCheckpoint) {
             "aaaaaaaaaaaaaaaa");
   EXPECT_EQ(checkpoint::last_checkpoints(a, 2, "aaaaaaaaaaaaaaaa").size(), 2u);
   fs::copy_file(checkpoint::checkpoint_path(b, 20), checkpoint::checkpoint_path(a, 25));
-  NMT_EXPECT_THROW_WITH(checkpoint::last_checkpoints(a, 2, "aaaaaaaaaaaaaaaa"),
-                        std::runtime_error, "step-00000025.h5", "bbbbbbbbbbbbbbbb");
+  NMT_EXPECT_THROW_WITH(checkpoint::last_checkpoints(a, 2, "aaaaaaaaaaaaaaaa"), std::runtime_error,
+                        "step-00000025.h5", "bbbbbbbbbbbbbbbb");
   NMT_EXPECT_THROW_WITH(checkpoint::last_checkpoints(a, 2), std::runtime_error, "two runs");
   // And a resume of `a` from the foreign newest checkpoint.
   train::Trainer resumed(config, a, sink_in(a));
