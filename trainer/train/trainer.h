@@ -13,6 +13,10 @@
 // micro-batch from (seed, step, index in the update), so the masks do not depend on the rank
 // either: a run resumed on a different number of ranks continues as the uninterrupted run would.
 // Rank 0 alone writes checkpoints and metrics.
+// The loop is this file's; its parts: training_data.h (the shards and batchers), resume.h (the
+// newest checkpoint, loaded and checked), data_parallel.h (the device and the other ranks),
+// updater.h (one update), update_votes.h (what the ranks agree on after it), schedule.h (when to
+// log, validate, save and stop, and the run's clock), update_log.h (the train/* metrics).
 
 #include <ATen/core/Tensor.h>
 
@@ -24,10 +28,10 @@
 #include "common/stop_signals.h"
 #include "preprocess/shard_format.h"
 #include "trainer/checkpoint/checkpoint.h"
+#include "trainer/config/train_config.h"
 #include "trainer/dist/communicator.h"
 #include "trainer/runtime/device_assignment.h"
 #include "trainer/train/metrics_sink.h"
-#include "trainer/train_config.h"
 
 namespace nmt::train {
 
