@@ -76,6 +76,10 @@ std::string url_of_port_file(const Given& port_file) {
 
 }  // namespace
 
+bool is_given(const std::string& value) {
+  return !api::trim_blanks(value).empty();
+}
+
 std::optional<DaemonAddress> resolve_daemon(const std::vector<DaemonSource>& sources,
                                             const GetEnv& getenv) {
   const auto all = with_environment(sources, getenv);

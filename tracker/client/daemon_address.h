@@ -75,6 +75,11 @@ struct DaemonAddress {
   std::string url_from;  // what gave the URL ("--tracker-url", "NMT_TRACKER_URL"...), for logs
 };
 
+// Whether a setting's value gives anything: the rule every reader of these settings follows. A
+// value is taken without the blanks around it (spaces, tabs, CRs, LFs: api::trim_blanks), and a
+// blank one counts as not given.
+bool is_given(const std::string& value);
+
 // `getenv` is std::getenv in a tool's main and a fake one in tests.
 using GetEnv = std::function<const char*(const char*)>;
 

@@ -173,9 +173,8 @@ class TrackerClient {
 
 const char* to_string(RunStatus status);
 
-// A new run uid: 32 hex digits from std::random_device (128 bits, no coordination needed).
-std::string generate_run_uid();
-// The protocol's rule for a uid (tracker/api/run_rules.h), the daemon's own.
+// The protocol's uids (tracker/api/run_rules.h): a new one, and the daemon's own rule.
+using api::generate_run_uid;
 using api::is_valid_run_uid;
 
 }  // namespace nmt::tracker

@@ -1,4 +1,4 @@
-#include "trainer/train/run_tracking.h"
+#include "tracking/run_tracking.h"
 
 #include <spdlog/spdlog.h>
 #include <yaml-cpp/yaml.h>
@@ -70,6 +70,15 @@ std::vector<tracker::DaemonSource> daemon_sources(const tracker::DaemonSettings&
   return {
       {flags, tracker::kTrainerFlagNames},
       {{config.url, config.port_file, config.token_file, config.ca_file}, tracker::kConfigNames}};
+}
+
+void record_daemon_flags(const tracker::DaemonSettings& flags, TrackerConfig& config) {
+  if (tracker::is_given(flags.url) || tracker::is_given(flags.port_file)) {
+    config.url = flags.url;
+    config.port_file = flags.port_file;
+  }
+  if (tracker::is_given(flags.token_file)) config.token_file = flags.token_file;
+  if (tracker::is_given(flags.ca_file)) config.ca_file = flags.ca_file;
 }
 
 void resend_recorded_metrics(tracker::TrackerClient& client,

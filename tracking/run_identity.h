@@ -3,7 +3,8 @@
 // RUN_DIR/run.json with attempt 1; `--resume` of that directory reuses the uid with attempt + 1, so
 // the tracker continues the same run (a requeued Slurm job, a restart after preemption). Nothing
 // else identifies a run: two run directories never share a tracked run, whatever their names, and
-// nmt-evaluate --record finds the run through the same file.
+// nmt-evaluate --record finds the run through the same file. The uid follows the protocol's rule
+// (tracker/api/run_rules.h); the trainer only carries it, into its checkpoints.
 
 #include <optional>
 #include <string>
@@ -14,7 +15,7 @@ namespace nmt::train {
 inline constexpr const char* kRunIdentityFile = "run.json";
 
 struct RunIdentity {
-  std::string uid;  // tracker::generate_run_uid(): 32 hex digits
+  std::string uid;  // tracker::api::generate_run_uid(): 32 hex digits
   int attempt = 1;  // 1 for the fresh run, +1 per resume
   // Where this attempt runs (written for people and tools to read; not part of the identity):
   int world_size = 0;              // MPI ranks; 0: not recorded

@@ -4,6 +4,10 @@
 // blocks training (tracker/client/tracker_client.h); when the daemon is down, points wait in a
 // spool file in the run directory. Where the daemon is comes resolved (tracker::resolve_daemon,
 // called in main from the tool's flags, the config and the environment: daemon_sources below).
+//
+// The trainer knows only the MetricsSink interface (trainer/train/metrics_sink.h, of which this
+// library uses the header-only part: MetricsSink and MetricRecord), so the trainer library does
+// not link the tracker client; the tools that train or evaluate link this library beside it.
 
 #include <cstdint>
 #include <memory>
@@ -12,9 +16,9 @@
 
 #include "tracker/client/daemon_address.h"
 #include "tracker/client/tracker_client.h"
+#include "tracking/run_identity.h"
+#include "trainer/config/train_config.h"
 #include "trainer/train/metrics_sink.h"
-#include "trainer/train/run_identity.h"
-#include "trainer/train_config.h"
 
 namespace nmt::train {
 
@@ -51,6 +55,12 @@ tracker::api::Params flatten_params(const RunConfig& config, std::int64_t parame
 // environment comes last, added by tracker::resolve_daemon).
 std::vector<tracker::DaemonSource> daemon_sources(const tracker::DaemonSettings& flags,
                                                   const TrackerConfig& config);
+
+// Records a training tool's --tracker-* `flags` in the run's tracker config, which goes into
+// config.yaml and every checkpoint, so that nmt-evaluate --record finds the daemon the run
+// reported to. A flag counts when tracker::is_given says so (the rule resolve_daemon reads them
+// by); a flag's URL or port file replaces both of the config's.
+void record_daemon_flags(const tracker::DaemonSettings& flags, TrackerConfig& config);
 
 // Creates the client for `daemon` and registers the run under `identity` (run_identity.h: a fresh
 // run creates a tracked run, a resumed one continues it as its next attempt); the run name

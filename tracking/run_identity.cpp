@@ -1,4 +1,4 @@
-#include "trainer/train/run_identity.h"
+#include "tracking/run_identity.h"
 
 #include <fmt/format.h>
 
@@ -8,7 +8,7 @@
 #include <sstream>
 
 #include "common/atomic_file.h"
-#include "tracker/client/tracker_client.h"
+#include "tracker/api/run_rules.h"
 
 namespace nmt::train {
 namespace {
@@ -36,10 +36,10 @@ std::optional<RunIdentity> read_run_identity(const std::string& run_dir) {
     throw std::runtime_error(fmt::format(
         "{}: not a run identity ({}); delete it to register the run as a new one", path, e.what()));
   }
-  if (!tracker::is_valid_run_uid(identity.uid) || identity.attempt < 1) {
-    throw std::runtime_error(fmt::format(
-        "{}: uid '{}' or attempt {} is invalid (uid: 8-64 of [A-Za-z0-9_-], attempt >= 1)", path,
-        identity.uid, identity.attempt));
+  if (!tracker::api::is_valid_run_uid(identity.uid) || identity.attempt < 1) {
+    throw std::runtime_error(
+        fmt::format("{}: uid '{}' or attempt {} is invalid (a uid {}; an attempt must be >= 1)",
+                    path, identity.uid, identity.attempt, tracker::api::kRunUidRule));
   }
   return identity;
 }
@@ -52,7 +52,7 @@ RunIdentity next_run_identity(const std::string& run_dir, bool resume) {
     }
   }
   RunIdentity fresh;
-  fresh.uid = tracker::generate_run_uid();
+  fresh.uid = tracker::api::generate_run_uid();
   return fresh;
 }
 
