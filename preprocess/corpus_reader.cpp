@@ -18,8 +18,15 @@
 #include <system_error>
 #include <utility>
 
+#include "common/named_choices.h"
+
 namespace nmt::preprocess {
 namespace {
+
+constexpr NamedChoices<CorpusFormat, 4> kCorpusFormats{{{{CorpusFormat::kAuto, "auto"},
+                                                         {CorpusFormat::kText, "text"},
+                                                         {CorpusFormat::kSgml, "sgml"},
+                                                         {CorpusFormat::kTsv, "tsv"}}}};
 
 constexpr std::size_t kBufferSize = std::size_t{1} << 20;
 // zlib's own input buffer; under half of kBufferSize so gzread inflates straight into ours.
@@ -46,26 +53,11 @@ double read_fraction(std::int64_t done, std::int64_t total) {
 }
 
 CorpusFormat parse_corpus_format(const std::string& name) {
-  if (name == "auto") return CorpusFormat::kAuto;
-  if (name == "text") return CorpusFormat::kText;
-  if (name == "sgml") return CorpusFormat::kSgml;
-  if (name == "tsv") return CorpusFormat::kTsv;
-  throw std::invalid_argument("unknown corpus format '" + name +
-                              "' (expected auto, text, sgml or tsv)");
+  return kCorpusFormats.parse(name, "corpus format");
 }
 
 std::string format_name(CorpusFormat format) {
-  switch (format) {
-    case CorpusFormat::kAuto:
-      return "auto";
-    case CorpusFormat::kText:
-      return "text";
-    case CorpusFormat::kSgml:
-      return "sgml";
-    case CorpusFormat::kTsv:
-      return "tsv";
-  }
-  return "unknown";
+  return kCorpusFormats.name(format);
 }
 
 CorpusFormat detect_corpus_format(const std::string& path) {

@@ -14,6 +14,7 @@
 #include <system_error>
 #include <thread>
 
+#include "common/named_choices.h"
 #include "sweep/signal_relay.h"
 
 extern char** environ;
@@ -23,6 +24,10 @@ namespace {
 
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
+
+constexpr NamedChoices<RowState, 3> kRowStates{{{{RowState::kPending, "pending"},
+                                                 {RowState::kInterrupted, "interrupted"},
+                                                 {RowState::kDone, "done"}}}};
 
 std::string number(double value) {
   return fmt::format("{}", value);
@@ -109,15 +114,7 @@ pid_t spawn(const std::vector<std::string>& command, const std::string& out,
 }  // namespace
 
 const char* to_string(RowState state) {
-  switch (state) {
-    case RowState::kPending:
-      return "pending";
-    case RowState::kInterrupted:
-      return "interrupted";
-    case RowState::kDone:
-      return "done";
-  }
-  return "?";
+  return kRowStates.name(state);
 }
 
 RowState RowPlan::state() const {

@@ -1,9 +1,10 @@
 #pragma once
-// The JSON of every wire type (wire_types.h), both ways, as tracker/API.md writes it. to_json is
-// nlohmann's hook (`nlohmann::json j = value;`); reading goes through parse<T>(), which checks
-// every field and throws FieldError naming it by its path ("points[3].value"): the daemon answers
-// that as a 400, the read client as a malformed answer. Optional values are left out when absent,
-// and non-finite optional figures (a diverged perplexity) too, as JSON cannot carry them.
+// The JSON of every wire type (wire_types.h), both ways, as tracker/API.md writes it, each from
+// its one field list (wire_fields.h). to_json is nlohmann's hook (`nlohmann::json j = value;`);
+// reading goes through parse<T>(), which checks every field and throws FieldError naming it by its
+// path ("points[3].value"): the daemon answers that as a 400, the read client as a malformed
+// answer. Requests leave absent optional values out, and non-finite optional figures (a diverged
+// perplexity) too, as JSON cannot carry them; answers to reads spell them out as null.
 
 #include <nlohmann/json.hpp>
 
@@ -13,6 +14,8 @@
 namespace nmt::tracker::api {
 
 void to_json(nlohmann::json& j, const ParamValue& value);
+
+// Each written and read as its field list (wire_fields.h) says.
 void to_json(nlohmann::json& j, const RunRegistration& value);
 void to_json(nlohmann::json& j, const StatusUpdate& value);
 void to_json(nlohmann::json& j, const MetricPoint& value);
@@ -28,6 +31,7 @@ void to_json(nlohmann::json& j, const DeleteAnswer& value);
 void to_json(nlohmann::json& j, const Health& value);
 void to_json(nlohmann::json& j, const ErrorAnswer& value);
 void to_json(nlohmann::json& j, const RunSummary& value);
+void to_json(nlohmann::json& j, const RunList& value);
 void to_json(nlohmann::json& j, const Attempt& value);
 void to_json(nlohmann::json& j, const Eval& value);
 void to_json(nlohmann::json& j, const Artifact& value);
@@ -36,6 +40,7 @@ void to_json(nlohmann::json& j, const SeriesPoint& value);
 void to_json(nlohmann::json& j, const LastPoint& value);
 void to_json(nlohmann::json& j, const MetricSeries& value);
 void to_json(nlohmann::json& j, const SweepSummary& value);
+void to_json(nlohmann::json& j, const SweepList& value);
 void to_json(nlohmann::json& j, const SweepColumn& value);
 void to_json(nlohmann::json& j, const SweepRow& value);
 void to_json(nlohmann::json& j, const SweepTable& value);
@@ -56,6 +61,7 @@ void read(const Fields& f, DeleteAnswer& out);
 void read(const Fields& f, Health& out);
 void read(const Fields& f, ErrorAnswer& out);
 void read(const Fields& f, RunSummary& out);
+void read(const Fields& f, RunList& out);
 void read(const Fields& f, Attempt& out);
 void read(const Fields& f, Eval& out);
 void read(const Fields& f, Artifact& out);
@@ -64,26 +70,15 @@ void read(const Fields& f, SeriesPoint& out);
 void read(const Fields& f, LastPoint& out);
 void read(const Fields& f, MetricSeries& out);
 void read(const Fields& f, SweepSummary& out);
+void read(const Fields& f, SweepList& out);
 void read(const Fields& f, SweepColumn& out);
 void read(const Fields& f, SweepRow& out);
 void read(const Fields& f, SweepTable& out);
 
-// {"runs": [...]} and {"sweeps": [...]}: the list answers.
-struct RunList {
-  std::vector<RunSummary> runs;
-};
-struct SweepList {
-  std::vector<SweepSummary> sweeps;
-};
-void to_json(nlohmann::json& j, const RunList& value);
-void to_json(nlohmann::json& j, const SweepList& value);
-void read(const Fields& f, RunList& out);
-void read(const Fields& f, SweepList& out);
-
 // A flat params object: numbers, texts and bools (as 1/0); `name` is its field, for errors.
 Params read_params(const nlohmann::json& value, const std::string& name);
 
-// "param", "metric", "eval", "reference".
+// "param", "metric", "eval", "reference" (kColumnKinds, wire_fields.h).
 const char* to_string(ColumnKind kind);
 
 // `value` (a whole body or answer) as a T; FieldError ("body" when it is not an object).

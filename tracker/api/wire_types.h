@@ -1,9 +1,9 @@
 #pragma once
 // The protocol between nmt-trackerd and its clients (tracker/API.md), as plain C++ values: one
 // struct per request body, query and answer. The daemon's handler and store, the write client the
-// trainer links and the read client of the tools all use these; their JSON is in wire_json.h and
-// the routes that carry them in routes.h. Absent values are nullopt here and null (or left out)
-// on the wire.
+// trainer links and the read client of the tools all use these; their fields are listed in
+// wire_fields.h, their JSON is in wire_json.h and the routes that carry them in routes.h. Absent
+// values are nullopt here and null (or left out) on the wire.
 
 #include <cstdint>
 #include <map>
@@ -211,6 +211,11 @@ struct MetricSeries {
   std::optional<LastPoint> last;  // the newest point exactly, also when downsampled
 };
 
+// GET /api/runs.
+struct RunList {
+  std::vector<RunSummary> runs;
+};
+
 // GET /api/sweeps.
 struct SweepSummary {
   std::string sweep;
@@ -218,6 +223,10 @@ struct SweepSummary {
   std::int64_t finished = 0;
   std::int64_t running = 0;
   std::optional<std::string> experiment;  // when all its runs share one
+};
+
+struct SweepList {
+  std::vector<SweepSummary> sweeps;
 };
 
 // A column of the sweep table: a param that varies among the sweep's runs, a result, or one of

@@ -7,10 +7,10 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
-#include <random>
 #include <stdexcept>
 #include <utility>
 
+#include "common/named_choices.h"
 #include "tracker/api/routes.h"
 #include "tracker/api/wire_json.h"
 #include "tracker/client/http_client.h"
@@ -22,6 +22,13 @@ namespace {
 
 using json = nlohmann::json;
 using Clock = std::chrono::steady_clock;
+
+// The words of tracker/api/run_rules.h for the statuses a trainer reports.
+constexpr NamedChoices<RunStatus, 5> kRunStatuses{{{{RunStatus::kRunning, "running"},
+                                                    {RunStatus::kFinished, "finished"},
+                                                    {RunStatus::kFailed, "failed"},
+                                                    {RunStatus::kKilled, "killed"},
+                                                    {RunStatus::kPreempted, "preempted"}}}};
 
 constexpr std::chrono::milliseconds kInitialBackoff{100};
 // flush() tries again this often while the daemon does not answer, whatever the backoff.
@@ -56,7 +63,7 @@ bool is_power_of_two(std::int64_t n) {
   return n > 0 && (n & (n - 1)) == 0;
 }
 
-// An empty string in a registration means "not given", as it always has for this client.
+// An empty string in a registration means "not given".
 void drop_empty(std::optional<std::string>& field) {
   if (field && field->empty()) field.reset();
 }
@@ -81,28 +88,7 @@ std::optional<api::RouteId> route_of(const std::string& kind) {
 }  // namespace
 
 const char* to_string(RunStatus status) {
-  switch (status) {
-    case RunStatus::kRunning:
-      return "running";
-    case RunStatus::kFinished:
-      return "finished";
-    case RunStatus::kFailed:
-      return "failed";
-    case RunStatus::kKilled:
-      return "killed";
-    case RunStatus::kPreempted:
-      return "preempted";
-  }
-  return "unknown";
-}
-
-std::string generate_run_uid() {
-  std::random_device device;
-  std::string uid;
-  for (int word = 0; word < 4; ++word) {
-    uid += fmt::format("{:08x}", static_cast<std::uint32_t>(device()));
-  }
-  return uid;
+  return kRunStatuses.name(status);
 }
 
 void ClientOptions::validate() const {
