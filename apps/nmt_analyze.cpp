@@ -1,8 +1,8 @@
-// nmt-analyze: error analysis of translations (eval/error_analysis.h): per-sentence chrF and
-// BLEU, the worst sentences, scores by source length, repetitions, omissions and untranslated
+// nmt-analyze: error analysis of translations (eval/analysis/error_analysis.h): per-sentence chrF
+// and BLEU, the worst sentences, scores by source length, repetitions, omissions and untranslated
 // copies, and where systems differ most, written as DIR/analysis.{md,json,svg}. With
 // --record-run, the report is recorded as an artifact (kind "analysis") of a tracked run.
-// Inputs are read by eval/analysis_input.h (gzip too; valid UTF-8, no empty reference).
+// Inputs are read by eval/analysis/analysis_input.h (gzip too; valid UTF-8, no empty reference).
 
 #include <fmt/format.h>
 
@@ -12,12 +12,12 @@
 #include <iostream>
 
 #include "common/cli.h"
-#include "eval/analysis_input.h"
-#include "eval/analysis_report.h"
-#include "eval/error_analysis.h"
-#include "eval/tokenizer_13a.h"
-#include "tracker/client/table_format.h"
+#include "eval/analysis/analysis_input.h"
+#include "eval/analysis/analysis_report.h"
+#include "eval/analysis/error_analysis.h"
+#include "eval/metrics/tokenizer_13a.h"
 #include "tracker/client/tracker_reader.h"
+#include "tracker/view/table_format.h"
 
 namespace {
 

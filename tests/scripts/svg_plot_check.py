@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The SVG documents of tracker/client/svg_plot.h read back by a real XML parser.
+"""The SVG documents of tracker/view/svg_plot.h read back by a real XML parser.
 
 Runs svg_plot_test's SvgPlotSamples.Write into a temporary folder, then parses every document
 with xml.etree (a malformed one raises) and checks what a reader of the picture relies on: one

@@ -4,8 +4,8 @@
 
 #include <cmath>
 
-#include "tracker/client/human_format.h"
-#include "tracker/client/table_format.h"
+#include "tracker/view/human_format.h"
+#include "tracker/view/table_format.h"
 
 namespace nmt::tracker::cli {
 

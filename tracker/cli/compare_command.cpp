@@ -11,9 +11,9 @@
 #include "tracker/cli/cell_text.h"
 #include "tracker/cli/commands.h"
 #include "tracker/cli/run_ref.h"
-#include "tracker/client/human_format.h"
-#include "tracker/client/table_format.h"
 #include "tracker/client/tracker_reader.h"
+#include "tracker/view/human_format.h"
+#include "tracker/view/table_format.h"
 
 namespace nmt::tracker::cli {
 namespace {

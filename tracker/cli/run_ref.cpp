@@ -8,9 +8,9 @@
 #include <vector>
 
 #include "common/cli.h"
-#include "tracker/client/human_format.h"
-#include "tracker/client/table_format.h"
 #include "tracker/client/tracker_reader.h"
+#include "tracker/view/human_format.h"
+#include "tracker/view/table_format.h"
 
 namespace nmt::tracker::cli {
 namespace {

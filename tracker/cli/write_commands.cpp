@@ -10,8 +10,8 @@
 #include "tracker/api/wire_json.h"
 #include "tracker/cli/commands.h"
 #include "tracker/cli/run_ref.h"
-#include "tracker/client/table_format.h"
 #include "tracker/client/tracker_reader.h"
+#include "tracker/view/table_format.h"
 
 namespace nmt::tracker::cli {
 

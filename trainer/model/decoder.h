@@ -11,9 +11,9 @@
 #include <cstdint>
 #include <vector>
 
+#include "trainer/config/model_config.h"
 #include "trainer/model/attention.h"
 #include "trainer/model/feed_forward.h"
-#include "trainer/model/model_config.h"
 #include "trainer/model/sublayer.h"
 
 namespace nmt::model {

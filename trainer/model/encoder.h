@@ -7,9 +7,9 @@
 #include <torch/nn/modules/normalization.h>
 #include "trainer/model/dropout.h"
 
+#include "trainer/config/model_config.h"
 #include "trainer/model/attention.h"
 #include "trainer/model/feed_forward.h"
-#include "trainer/model/model_config.h"
 #include "trainer/model/sublayer.h"
 
 namespace nmt::model {

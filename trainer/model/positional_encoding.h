@@ -6,7 +6,7 @@
 
 #include <cstdint>
 
-#include "trainer/model/model_config.h"
+#include "trainer/config/model_config.h"
 
 namespace nmt::model {
 

@@ -6,7 +6,7 @@
 #include <torch/nn/modules/normalization.h>
 #include "trainer/model/dropout.h"
 
-#include "trainer/model/model_config.h"
+#include "trainer/config/model_config.h"
 
 namespace nmt::model {
 

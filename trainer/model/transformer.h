@@ -13,10 +13,10 @@
 
 #include <cstdint>
 
+#include "trainer/config/model_config.h"
 #include "trainer/model/decoder.h"
 #include "trainer/model/embedding.h"
 #include "trainer/model/encoder.h"
-#include "trainer/model/model_config.h"
 #include "trainer/model/positional_encoding.h"
 
 namespace nmt::model {
