@@ -5,39 +5,38 @@
 // checkpoints/ folder), at the daemon of the --tracker-* flags, else of the checkpoint's config,
 // else of the environment (NMT_TRACKER_URL...), as nmt-sweep does for each row.
 // With --analyze DIR, the translations also go through nmt-analyze's error analysis
-// (eval/error_analysis.h) into DIR, recorded with --record as an artifact of kind "analysis".
+// (eval/analysis/error_analysis.h) into DIR, recorded with --record as an artifact of kind
+// "analysis".
 
 #include <cstdlib>
 #include <filesystem>
 #include <iostream>
 #include <optional>
 
+#include "apps/runtime_flags.h"
 #include "apps/tracker_flags.h"
 #include "common/cli.h"
-#include "eval/analysis_report.h"
-#include "eval/bleu.h"
-#include "eval/error_analysis.h"
+#include "eval/analysis/analysis_report.h"
+#include "eval/analysis/error_analysis.h"
+#include "eval/metrics/bleu.h"
 #include "preprocess/shard_format.h"
 #include "tracker/client/daemon_address.h"
+#include "tracking/run_tracking.h"
 #include "trainer/checkpoint/checkpoint.h"
 #include "trainer/decode/translator.h"
 #include "trainer/runtime/blas_backend.h"
-#include "trainer/runtime/device.h"
-#include "trainer/runtime/precision.h"
 #include "trainer/train/evaluation.h"
-#include "trainer/train/run_tracking.h"
 
 namespace {
 
 struct Options {
-  std::string checkpoint, data_dir, split = "valid", device = "cpu", run_dir;
+  std::string checkpoint, data_dir, split = "valid", run_dir;
+  nmt::apps::RuntimeFlags runtime;       // --device, --threads, --precision
   nmt::tracker::DaemonSettings tracker;  // the --tracker-* flags
-  std::string precision = "auto";
   std::string analyze_dir;  // --analyze: the error-analysis report's folder; empty: none
   nmt::train::BleuSettings bleu;
-  int threads = 0;
   bool record = false, json = false;
-  bool beam_given = false, alpha_given = false;  // else the checkpoint's decode.beam / alpha
+  nmt::apps::GivenBeam given;  // else the checkpoint's decode.beam / alpha
 };
 
 // The training run directory a checkpoint belongs to: RUN/checkpoints/step-N.h5 -> RUN; another
@@ -114,12 +113,8 @@ int evaluate(const Options& o) {
   auto config = nmt::checkpoint::read_checkpoint_config(o.checkpoint);
   if (!o.data_dir.empty()) config.data.dir = o.data_dir;
   const auto daemon = record_daemon(o, config);
-  const auto device = nmt::runtime::select_device(o.device);
-  if (device.is_cpu()) nmt::runtime::configure_cpu_threads(o.threads);
-  const auto precision =
-      nmt::runtime::resolve_precision(nmt::runtime::parse_precision(o.precision), device);
-  spdlog::info("precision {} ({})", nmt::runtime::precision_name(precision.precision),
-               precision.reason);
+  const auto runtime = nmt::apps::resolve_runtime(o.runtime, config);
+  const auto device = runtime.device;
   nmt::model::Transformer model(config.model);
   const auto state = nmt::checkpoint::load_checkpoint(o.checkpoint, *model, nullptr, config);
   model->to(device);
@@ -129,15 +124,13 @@ int evaluate(const Options& o) {
                                     config.data.dir + " (manifest)");
   const nmt::data::TokenBatcher batches(data, config.data, config.train.seed);
   const auto score =
-      nmt::train::score_split(model, batches, config.train.label_smoothing, precision.precision,
+      nmt::train::score_split(model, batches, config.train.label_smoothing, runtime.precision,
                               device, nmt::dist::Communicator::self());
   const auto vocab =
       nmt::preprocess::Vocabulary::load(config.data.dir + "/" + nmt::preprocess::kVocabularyFile);
   auto bleu_settings = o.bleu;
-  bleu_settings.precision = precision.precision;
-  // The beam and length penalty chosen for the run (its config's decode section) unless given.
-  if (!o.beam_given) bleu_settings.beam = config.decode.beam;
-  if (!o.alpha_given) bleu_settings.alpha = config.decode.alpha;
+  bleu_settings.precision = runtime.precision;
+  nmt::apps::beam_and_alpha_of_run(o.given, config.decode, bleu_settings.beam, bleu_settings.alpha);
   spdlog::info("beam {}, alpha {}", bleu_settings.beam, bleu_settings.alpha);
   const auto [bleu, report] =
       bleu_and_analysis(o, config.data.dir, model, data, vocab, device, bleu_settings);
@@ -204,14 +197,7 @@ int main(int argc, char** argv) {
   app.add_option("--alpha", o.bleu.alpha,
                  "Length penalty alpha (default: the checkpoint's decode.alpha)");
   app.add_option("--sentences", o.bleu.sentences, "Translate only the first N pairs (0: all)");
-  app.add_option("--device", o.device, "cpu, cuda, cuda:N or auto")
-      ->capture_default_str()
-      ->check(nmt::parsed_by(nmt::runtime::check_device_name));
-  app.add_option("--threads", o.threads, "CPU threads (0: all cores)");
-  app.add_option("--precision", o.precision,
-                 "auto (bf16 where the device runs it natively and faster), fp32, bf16, fp16")
-      ->capture_default_str()
-      ->check(nmt::parsed_by(nmt::runtime::parse_precision));
+  nmt::apps::add_runtime_flags(app, o.runtime);
   app.add_flag("--record", o.record, "Record the scores in the checkpoint's tracker run");
   app.add_option("--run-dir", o.run_dir,
                  "With --record: the training run directory (its run.json names the tracked run; "
@@ -231,8 +217,7 @@ int main(int argc, char** argv) {
   nmt::add_logging_flags(app, log);
   return nmt::run_tool(app, log, argc, argv, [&] {
     nmt::runtime::check_blas_backend();
-    o.beam_given = app.count("--beam") > 0;
-    o.alpha_given = app.count("--alpha") > 0;
+    o.given = nmt::apps::given_beam_flags(app);
     return evaluate(o);
   });
 }

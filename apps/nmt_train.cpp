@@ -16,21 +16,20 @@
 #include <filesystem>
 #include <iostream>
 
+#include "apps/runtime_flags.h"
 #include "apps/tracker_flags.h"
 #include "common/cli.h"
 #include "common/dir_lock.h"
 #include "common/stop_signals.h"
 #include "preprocess/shard_format.h"
-#include "tracker/api/token_file.h"
 #include "tracker/client/daemon_address.h"
+#include "tracking/run_identity.h"
+#include "tracking/run_tracking.h"
 #include "trainer/checkpoint/checkpoint.h"
 #include "trainer/dist/mpi_context.h"
 #include "trainer/model/transformer.h"
 #include "trainer/runtime/blas_backend.h"
-#include "trainer/runtime/device.h"
 #include "trainer/runtime/device_assignment.h"
-#include "trainer/train/run_identity.h"
-#include "trainer/train/run_tracking.h"
 #include "trainer/train/trainer.h"
 
 namespace {
@@ -38,16 +37,12 @@ namespace {
 struct Options {
   std::string config_file;
   std::vector<std::string> overrides;
+  std::vector<std::string> flag_overrides;  // the shortcut flags' (runtime_flags.h), after --set
   std::string run_dir;
-  std::string data_dir;
   bool resume = false;
   bool count_params = false;
   std::int64_t vocab_size = 0;
-  std::string device, precision;
-  int threads = -1;
   nmt::tracker::DaemonSettings tracker;  // the --tracker-* flags
-  std::string experiment;
-  bool allow_shared_gpu = false;
 };
 
 // What the tracker flags say about where the daemon is, and how they rank (for --help).
@@ -58,19 +53,6 @@ constexpr const char* kTrackerHelp =
     "NMT_TRACKER_TOKEN_FILE. For an https tracker, the CAs that sign its certificate: "
     "--tracker-ca-file, else tracker.ca_file, else NMT_TRACKER_CA_FILE, else the system's. An "
     "explicit flag beats the config, which beats the environment.";
-
-// The tracker flags also go into the run's config (config.yaml, every checkpoint), so that
-// nmt-evaluate --record finds the daemon the run reported to; a flag's URL or port file replaces
-// both of the config's.
-void record_tracker_flags(const nmt::tracker::DaemonSettings& flags, nmt::TrackerConfig& t) {
-  using nmt::tracker::api::trim_blanks;
-  if (!trim_blanks(flags.url).empty() || !trim_blanks(flags.port_file).empty()) {
-    t.url = flags.url;
-    t.port_file = flags.port_file;
-  }
-  if (!trim_blanks(flags.token_file).empty()) t.token_file = flags.token_file;
-  if (!trim_blanks(flags.ca_file).empty()) t.ca_file = flags.ca_file;
-}
 
 std::int64_t count_parameters(const nmt::RunConfig& config) {
   const nmt::model::Transformer model(config.model);
@@ -279,34 +261,19 @@ int main(int argc, char** argv) {
                  "YAML run config (configs/base.yaml, configs/big.yaml...)");
   app.add_option("--set", o.overrides, "Override a config key, e.g. --set model.d_model=256");
   app.add_option("--run-dir", o.run_dir, "Run directory (config, metrics, checkpoints)");
-  app.add_option("--data", o.data_dir, "Shard directory (overrides data.dir)");
-  app.add_option("--device", o.device, "cpu, cuda, cuda:N or auto (overrides train.device)")
-      ->check(nmt::parsed_by(nmt::runtime::check_device_name));
-  app.add_flag("--allow-shared-gpu", o.allow_shared_gpu,
-               "Let ranks of one node share a GPU, round-robin where they outnumber the GPUs "
-               "(sets train.allow_shared_gpu; without it such a start is an error)");
-  app.add_option("--threads", o.threads, "CPU threads, 0 = all cores (overrides train.threads)");
-  app.add_option("--precision", o.precision,
-                 "auto, fp32, bf16 or fp16 (overrides train.precision; auto: bf16 where the device "
-                 "runs it natively and faster, else fp32)")
-      ->check(nmt::parsed_by(nmt::runtime::parse_precision));
+  nmt::apps::add_config_flags(app, o.flag_overrides);
   app.add_flag("--resume", o.resume, "Continue from the newest checkpoint in --run-dir");
   app.add_flag("--count-params", o.count_params, "Print the model's parameter count and exit");
   nmt::apps::add_tracker_flags(app, o.tracker, "Report to ", "tracker.url");
   app.footer(kTrackerHelp);
-  app.add_option("--experiment", o.experiment, "Tracker experiment (overrides tracker.experiment)");
   app.add_option("--vocab-size", o.vocab_size,
                  "Vocabulary size (--count-params; checked against the shards)");
   nmt::add_logging_flags(app, log);
   return nmt::run_tool(app, log, argc, argv, [&] {
-    auto config = nmt::load_run_config(o.config_file, o.overrides);
-    if (!o.data_dir.empty()) config.data.dir = o.data_dir;
-    if (!o.device.empty()) config.train.device = o.device;
-    if (!o.precision.empty()) config.train.precision = nmt::runtime::parse_precision(o.precision);
-    if (o.threads >= 0) config.train.threads = o.threads;
-    if (o.allow_shared_gpu) config.train.allow_shared_gpu = true;
-    record_tracker_flags(o.tracker, config.tracker);
-    if (!o.experiment.empty()) config.tracker.experiment = o.experiment;
+    auto overrides = o.overrides;
+    overrides.insert(overrides.end(), o.flag_overrides.begin(), o.flag_overrides.end());
+    auto config = nmt::load_run_config(o.config_file, overrides);
+    nmt::train::record_daemon_flags(o.tracker, config.tracker);
     if (o.count_params) {
       if (o.vocab_size > 0) config.model.vocab_size = o.vocab_size;
       config.model.validate();

@@ -18,6 +18,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include "apps/runtime_flags.h"
 #include "common/atomic_file.h"
 #include "common/cli.h"
 #include "common/line_reader.h"
@@ -26,23 +27,20 @@
 #include "trainer/decode/attention_svg.h"
 #include "trainer/decode/translator.h"
 #include "trainer/runtime/blas_backend.h"
-#include "trainer/runtime/device.h"
-#include "trainer/runtime/precision.h"
 
 namespace {
 
 namespace fs = std::filesystem;
 
 struct Options {
-  std::string checkpoint, spm_model, input, output, data_dir, split, attention_dir, device = "cpu";
-  std::string precision = "auto";
+  std::string checkpoint, spm_model, input, output, data_dir, split, attention_dir;
+  nmt::apps::RuntimeFlags runtime;  // --device, --threads, --precision
   std::string long_inputs = "truncate";
   std::vector<std::int64_t> attention_lines;
-  int threads = 0;
   std::size_t batch_window = 1000;  // lines read ahead when more input is waiting
   std::string strategy = "beam";
   bool greedy = false;
-  bool beam_given = false, alpha_given = false;  // else the checkpoint's decode.beam / alpha
+  nmt::apps::GivenBeam given;  // else the checkpoint's decode.beam / alpha
   nmt::decode::TranslateOptions translate;
 };
 
@@ -189,22 +187,15 @@ struct InputFile {
 
 int run(const Options& o) {
   nmt::runtime::check_blas_backend();
-  const auto device = nmt::runtime::select_device(o.device);
-  if (device.is_cpu()) nmt::runtime::configure_cpu_threads(o.threads);
-  const auto precision =
-      nmt::runtime::resolve_precision(nmt::runtime::parse_precision(o.precision), device);
-  spdlog::info("precision {} ({})", nmt::runtime::precision_name(precision.precision),
-               precision.reason);
   const auto config = nmt::checkpoint::read_checkpoint_config(o.checkpoint);
+  const auto [device, precision] = nmt::apps::resolve_runtime(o.runtime, config);
   nmt::model::Transformer model(config.model);
   const auto state = nmt::checkpoint::load_checkpoint(o.checkpoint, *model, nullptr, config);
   const auto vocab = load_vocabulary(o, config, state);
   auto translate_options = o.translate;
-  translate_options.precision = precision.precision;
-  // The beam and length penalty chosen for the run (its config's decode section) unless given.
+  translate_options.precision = precision;
   auto& beam = translate_options.decode.beam;
-  if (!o.beam_given) beam.beam_size = config.decode.beam;
-  if (!o.alpha_given) beam.length_penalty = config.decode.alpha;
+  nmt::apps::beam_and_alpha_of_run(o.given, config.decode, beam.beam_size, beam.length_penalty);
   translate_options.decode.validate();
   if (translate_options.decode.strategy == nmt::decode::Strategy::kBeam)
     spdlog::info("beam {}, alpha {}", beam.beam_size, beam.length_penalty);
@@ -339,14 +330,7 @@ int main(int argc, char** argv) {
   add_decoding_flags(app, o);
   app.add_option("--batch-tokens", o.translate.batch_tokens, "Padded source tokens per batch")
       ->capture_default_str();
-  app.add_option("--device", o.device, "cpu, cuda, cuda:N or auto")
-      ->capture_default_str()
-      ->check(nmt::parsed_by(nmt::runtime::check_device_name));
-  app.add_option("--threads", o.threads, "CPU threads (0: all cores)");
-  app.add_option("--precision", o.precision,
-                 "auto (bf16 where the device runs it natively and faster), fp32, bf16, fp16")
-      ->capture_default_str()
-      ->check(nmt::parsed_by(nmt::runtime::parse_precision));
+  nmt::apps::add_runtime_flags(app, o.runtime);
   app.add_option("--long-inputs", o.long_inputs,
                  "A line longer than the model's source positions: truncate (translate its "
                  "first pieces) or split (translate it in pieces, joined on one output line)")
@@ -373,8 +357,7 @@ int main(int argc, char** argv) {
     } catch (const std::invalid_argument& e) {
       throw nmt::UsageError(e.what());
     }
-    o.beam_given = app.count("--beam") > 0;
-    o.alpha_given = app.count("--alpha") > 0;
+    o.given = nmt::apps::given_beam_flags(app);
     return run(o);
   });
 }

@@ -134,6 +134,35 @@ PrecisionChoice resolve_precision(Precision requested, const c10::Device& device
   return {requested, std::string("as configured: ") + precision_name(requested)};
 }
 
+NativePrecisions native_precisions(const c10::Device& device) {
+  if (device.is_cuda()) return {cuda_has_bf16(device), true};
+  return {cpu_bf16_instructions() != CpuBf16::kNone, false};
+}
+
+PrecisionChoice choose_run_precision(Precision run, const NativePrecisions& native,
+                                     const std::function<PrecisionChoice()>& device_auto) {
+  const bool runs_natively = run == Precision::kFp32 || (run == Precision::kBf16 && native.bf16) ||
+                             (run == Precision::kFp16 && native.fp16);
+  if (run != Precision::kAuto && runs_natively) {
+    return {run, fmt::format("auto: {}, the precision the run trained in", precision_name(run))};
+  }
+  auto choice = device_auto();
+  choice.reason = run == Precision::kAuto
+                      ? "the run's config records no resolved precision; " + choice.reason
+                      : fmt::format(
+                            "the run trained in {}, which this device does not run "
+                            "natively; {}",
+                            precision_name(run), choice.reason);
+  return choice;
+}
+
+PrecisionChoice resolve_run_precision(Precision requested, Precision run,
+                                      const c10::Device& device) {
+  if (requested != Precision::kAuto) return resolve_precision(requested, device);
+  return choose_run_precision(run, native_precisions(device),
+                              [&] { return resolve_precision(Precision::kAuto, device); });
+}
+
 void configure_cuda_matmuls(Precision precision) {
   if (precision == Precision::kFp32) at::globalContext().setAllowTF32CuBLAS(true);
 }

@@ -9,10 +9,11 @@
 #include <c10/core/Device.h>
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
-#include "trainer/runtime/precision_mode.h"
+#include "trainer/config/precision_mode.h"
 
 namespace nmt::runtime {
 
@@ -53,6 +54,27 @@ PrecisionChoice choose_cpu_precision(CpuBf16 instructions, const Bf16Probe& prob
 // Explicit choices are checked: fp16 needs CUDA (CPU autocast has no fp16), bf16 on CUDA needs
 // 8.0 or newer. Errors are std::invalid_argument saying what to use instead.
 PrecisionChoice resolve_precision(Precision requested, const c10::Device& device);
+
+// The reduced precisions a device runs natively: bf16 on GPUs of compute capability 8.0 or newer
+// and on CPUs with AMX-BF16 or AVX512-BF16; fp16 on CUDA (CPU autocast has none). fp32 runs
+// everywhere.
+struct NativePrecisions {
+  bool bf16 = false;
+  bool fp16 = false;
+};
+NativePrecisions native_precisions(const c10::Device& device);
+
+// Precision auto for work on a trained run's checkpoint (translating, scoring): `run`, the
+// precision the run trained in (its config's train.precision, resolved when it started), where
+// the device runs it natively, so that the model is used as it was trained; else (the run's is
+// not native here, or its config still says auto) the device's own auto choice, `device_auto`,
+// called only then (on some CPUs it times matrix products). The reason says which and why.
+PrecisionChoice choose_run_precision(Precision run, const NativePrecisions& native,
+                                     const std::function<PrecisionChoice()>& device_auto);
+// `requested` for a trained run's checkpoint on `device`: auto as choose_run_precision with this
+// device's answers; an explicit choice as resolve_precision.
+PrecisionChoice resolve_run_precision(Precision requested, Precision run,
+                                      const c10::Device& device);
 
 // fp32 on CUDA runs its matrix products on the tensor cores in TF32 (10-bit mantissa products,
 // fp32 accumulation), as PyTorch's own training recipes do; bf16 and fp16 leave the setting alone.
