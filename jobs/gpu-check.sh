@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# One prepared check of the GPU training path (issue 15) for a lent machine with an NVIDIA GPU that
+# One prepared check of the GPU training path for a lent machine with an NVIDIA GPU that
 # has no network and no package manager, only python3 with the torch wheel of the pinned version,
 # nvcc, cmake and ninja. Nothing is built there: the binaries come built against the same LibTorch
 # version, with the shared libraries they need, in one ignored folder (docs/gpu-check.md says why
@@ -135,7 +135,7 @@ run_case sysinfo.report 60 --stdout "$work/results/sysinfo.report.json" \
   "$bin/nmt-sysinfo" --json --device "$device" --matmul-size 512
 
 step "b. tests that need CUDA (skipped without a GPU)"
-for test in runtime_test recipe_test trainer_test decode_test dist_training_test; do
+for test in runtime_test trainer_test decode_test dist_training_test; do
   run_case "tests.$test" 180 "$tests_bin/$test" --gtest_filter="$test_filter" \
     --gtest_output="json:$work/results/tests.$test.json"
 done

@@ -12,7 +12,7 @@
 readonly carry_limit_bytes=$((64 * 1024 * 1024))
 readonly carry_binaries=(apps/nmt-train apps/nmt-translate apps/nmt-evaluate apps/nmt-sysinfo
   bench/train_throughput_bench bench/matmul_peak_bench bench/beam_cache_bench
-  tests/runtime_test tests/recipe_test tests/trainer_test tests/decode_test tests/dist_training_test)
+  tests/runtime_test tests/trainer_test tests/decode_test tests/dist_training_test)
 
 # SONAMEs the GPU machine has without the carry. The torch wheel: LibTorch itself (torch/lib:
 # libtorch*, libc10*, libshm, libcaffe2_nvrtc, its libgomp) and the CUDA libraries of its

@@ -8,8 +8,9 @@
 #include <cmath>
 #include <stdexcept>
 
-#include "eval/bleu.h"
-#include "eval/tokenizer_13a.h"
+#include "eval/metrics/bleu.h"
+#include "eval/metrics/python_str.h"
+#include "eval/metrics/tokenizer_13a.h"
 
 namespace nmt::eval {
 namespace {

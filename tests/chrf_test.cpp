@@ -6,9 +6,9 @@
 
 #include <stdexcept>
 
-#include "eval/bleu.h"
-#include "eval/chrf.h"
-#include "eval/tokenizer_13a.h"
+#include "eval/metrics/bleu.h"
+#include "eval/metrics/chrf.h"
+#include "eval/metrics/tokenizer_13a.h"
 
 namespace nmt::eval {
 namespace {

@@ -11,7 +11,7 @@
 #include "common/config_loader.h"
 #include "preprocess/preprocess_config.h"
 #include "test_utils.h"
-#include "trainer/train_config.h"
+#include "trainer/config/train_config.h"
 
 namespace nmt {
 namespace {

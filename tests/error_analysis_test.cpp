@@ -1,9 +1,10 @@
-// Error analysis (eval/error_analysis.h and its parts): sentence BLEU and chrF against values
-// sacreBLEU 2.4's sentence_score gives, the detectors on planted errors, and the whole analysis on
-// a small test set with a planted worst sentence, repetition, omission and copy: what is flagged,
-// buckets that add up, corpus figures equal to corpus_bleu/corpus_chrf, determinism across
-// thread counts, a report whose JSON parses, whose SVG is well-formed and whose Markdown tables
-// survive '|' and line breaks in the data, and input files whose every problem names file and line.
+// Error analysis (eval/analysis/error_analysis.h and its parts): sentence BLEU and chrF against
+// values sacreBLEU 2.4's sentence_score gives, the detectors on planted errors, and the whole
+// analysis on a small test set with a planted worst sentence, repetition, omission and copy: what
+// is flagged, buckets that add up, corpus figures equal to corpus_bleu/corpus_chrf, determinism
+// across thread counts, a report whose JSON parses, whose SVG is well-formed and whose Markdown
+// tables survive '|' and line breaks in the data, and input files whose every problem names file
+// and line.
 
 #include <gtest/gtest.h>
 
@@ -15,11 +16,11 @@
 
 #include <zlib.h>
 
-#include "eval/analysis_chart.h"
-#include "eval/analysis_input.h"
-#include "eval/analysis_report.h"
-#include "eval/analysis_scores.h"
-#include "eval/error_analysis.h"
+#include "eval/analysis/analysis_chart.h"
+#include "eval/analysis/analysis_input.h"
+#include "eval/analysis/analysis_report.h"
+#include "eval/analysis/analysis_scores.h"
+#include "eval/analysis/error_analysis.h"
 
 namespace nmt::eval::analysis {
 namespace {

@@ -1,4 +1,4 @@
-// Numbers and times for people (tracker/client/human_format.h): significant digits with the switch
+// Numbers and times for people (tracker/view/human_format.h): significant digits with the switch
 // to scientific notation at 1e-3 and 1e6 (after rounding), thousands separators, ISO 8601 UTC,
 // durations that roll over to the next unit when rounding reaches it, byte sizes, tick labels
 // that tell neighbours apart. The same text whatever the process locale says.
@@ -10,7 +10,7 @@
 #include <limits>
 #include <stdexcept>
 
-#include "tracker/client/human_format.h"
+#include "tracker/view/human_format.h"
 
 namespace nmt::tracker {
 namespace {

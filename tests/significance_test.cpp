@@ -7,8 +7,8 @@
 
 #include <set>
 
-#include "eval/metric.h"
-#include "eval/significance.h"
+#include "eval/metrics/metric.h"
+#include "eval/metrics/significance.h"
 
 namespace nmt::eval {
 namespace {

@@ -1,4 +1,4 @@
-// Learning curves as SVG (tracker/client/svg_plot.h): 1-2-5 ticks, duration and log ticks, the
+// Learning curves as SVG (tracker/view/svg_plot.h): 1-2-5 ticks, duration and log ticks, the
 // thinning bound (two points per pixel column, spikes kept), one polyline per series with data,
 // escaped labels, and pictures for the awkward inputs (nothing, one point, a constant, NaN).
 // SvgPlotSamples writes the documents that tests/scripts/svg_plot_check.py reads back with a real
@@ -16,7 +16,7 @@
 #include <string>
 #include <vector>
 
-#include "tracker/client/svg_plot.h"
+#include "tracker/view/svg_plot.h"
 
 namespace nmt::tracker {
 namespace {

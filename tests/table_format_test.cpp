@@ -9,7 +9,7 @@
 #include <string>
 
 #include "common/utf8.h"
-#include "tracker/client/table_format.h"
+#include "tracker/view/table_format.h"
 
 namespace nmt::tracker {
 namespace {

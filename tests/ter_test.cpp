@@ -6,8 +6,8 @@
 
 #include <gtest/gtest.h>
 
-#include "eval/ter.h"
-#include "eval/ter_shift.h"
+#include "eval/metrics/ter.h"
+#include "eval/metrics/ter_shift.h"
 
 namespace nmt::eval {
 namespace {

@@ -11,9 +11,9 @@
 #include "preprocess/shard_format.h"
 #include "test_utils.h"
 #include "trainer/checkpoint/checkpoint.h"
+#include "trainer/config/train_config.h"
 #include "trainer/model/transformer.h"
 #include "trainer/train/metrics_sink.h"
-#include "trainer/train_config.h"
 
 namespace nmt::testing {
 

@@ -4,10 +4,10 @@
 
 #include <gtest/gtest.h>
 
-#include "eval/tokenizer_13a.h"
-#include "eval/tokenizer_char_zh.h"
-#include "eval/tokenizer_intl.h"
-#include "eval/tokenizer_ter.h"
+#include "eval/metrics/tokenizer_13a.h"
+#include "eval/metrics/tokenizer_char_zh.h"
+#include "eval/metrics/tokenizer_intl.h"
+#include "eval/metrics/tokenizer_ter.h"
 
 namespace nmt::eval {
 namespace {

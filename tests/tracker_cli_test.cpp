@@ -206,8 +206,8 @@ bool has_terminal_controls(const std::string& text) {
 
 // Names come from whoever writes to the daemon: nmt-tracker prints them with their controls
 // escaped, since an escape sequence in a run name would drive the reader's terminal; --json stays
-// the daemon's JSON. And compare takes a run with two evals of one split without a step (issue 17:
-// it stopped on a JSON type error).
+// the daemon's JSON. And compare takes a run with two evals of one split without a step (a JSON
+// null where a number may be).
 TEST(NmtTrackerCli, EscapesNamesAndComparesEvalsWithoutSteps) {
   testing::TempDir dir;
   Daemon daemon(dir.path());

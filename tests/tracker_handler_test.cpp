@@ -772,7 +772,7 @@ TEST_F(TrackerHandler, ReopenedDatabaseSeesEverything) {
   EXPECT_EQ(ids({{"param.model.d_model", "256"}}), std::vector<std::int64_t>{id});
   EXPECT_DOUBLE_EQ(
       get("/api/sweeps/S/table").body.at("rows")[0].at("values").at("dev_ppl").get<double>(), 4.5);
-  // A name is no key: the same name again is a new run (issue 16).
+  // A name is no key: the same name again is a new run.
   EXPECT_NE(create_run({{"experiment", "e"}, {"name", "r"}}), id);
 }
 

@@ -149,7 +149,7 @@ TEST(TrackerStore, UpgradesVersionTwoDatabaseKeepingEveryRun) {
       INSERT INTO ingested_batches VALUES (1, 0, 7);
       INSERT INTO evals(run_id, split, bleu, created_at) VALUES (1, 'test', 25.8, 19.0);
     )sql");
-    // The old constraint, as issue 16 met it.
+    // The schema 2 constraint: one run per (experiment, name).
     EXPECT_THROW(
         raw.exec("INSERT INTO runs(experiment_id, name, started_at) VALUES (1, 'tiny', 0)"),
         SQLite::Exception);

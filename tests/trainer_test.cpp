@@ -16,6 +16,7 @@
 #include "preprocess/vocabulary.h"
 #include "test_utils.h"
 #include "tiny_training.h"
+#include "tracking/run_identity.h"
 #include "trainer/checkpoint/checkpoint.h"
 #include "trainer/data/batching.h"
 #include "trainer/decode/greedy.h"
@@ -24,7 +25,6 @@
 #include "trainer/optim/lr_cooldown.h"
 #include "trainer/optim/noam_schedule.h"
 #include "trainer/runtime/precision.h"
-#include "trainer/train/run_identity.h"
 #include "trainer/train/trainer.h"
 
 namespace nmt {

@@ -1,6 +1,6 @@
 #!/usr/bin/python3
-"""Reads an nmt-preprocess output directory with h5py exactly as README.md documents the format,
-and checks it against manifest.json. Exit status 0 when everything matches."""
+"""Reads an nmt-preprocess output directory with h5py exactly as docs/formats.md documents the
+format, and checks it against manifest.json. Exit status 0 when everything matches."""
 import hashlib
 import json
 import sys

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The tools on a full disk (issue 17), on a real small tmpfs (as root; skipped, 77, where mounting
+# The tools on a full disk, on a real small tmpfs (as root; skipped, 77, where mounting
 # is not allowed): nmt-preprocess, nmt-train (a checkpoint that no longer fits), nmt-average and
 # nmt-translate --output each exit 1 (never a crash) with an error naming the cause, leave nothing
 # half-written under a final or temporary name, and the last good checkpoint still loads.

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# nmt-translate as people use it (issue 19):
+# nmt-translate as people use it:
 #   1. self-contained checkpoints: a trained and an averaged checkpoint, copied to another folder
 #      with the data moved away, translate with nothing but --checkpoint (they carry their
 #      SentencePiece model); --split reads the checkpoint's own data folder without --data;
