@@ -3,9 +3,9 @@
 // mean (one model) and one input tensor, whatever K and the checkpoints' size.
 
 #include "common/cli.h"
+#include "tracking/run_identity.h"
 #include "trainer/checkpoint/averaging.h"
 #include "trainer/checkpoint/checkpoint.h"
-#include "trainer/train/run_identity.h"
 
 int main(int argc, char** argv) {
   CLI::App app{"Average the parameters of the last K checkpoints of a run, or of given files.",

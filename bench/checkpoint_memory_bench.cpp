@@ -36,9 +36,9 @@
 #include "common/proc_memory.h"
 #include "trainer/checkpoint/averaging.h"
 #include "trainer/checkpoint/checkpoint.h"
+#include "trainer/config/train_config.h"
 #include "trainer/model/transformer.h"
 #include "trainer/optim/adam_state.h"
-#include "trainer/train_config.h"
 
 namespace {
 

@@ -115,7 +115,7 @@ def load_config(path):
 
 
 def parameter_count(m):
-    """ModelConfig::expected_parameter_count (trainer/model/model_config.cpp)."""
+    """ModelConfig::expected_parameter_count (trainer/config/model_config.cpp)."""
     d, qk, v, ff = m["d_model"], m["heads"] * m["d_k"], m["heads"] * m["d_v"], m["d_ff"]
     attention = 2 * (d * qk + qk) + (d * v + v) + (v * d + d)
     ffn = (d * ff + ff) + (ff * d + d)

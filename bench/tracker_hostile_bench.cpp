@@ -1,7 +1,7 @@
-// nmt-trackerd under the hostile loads of issue 17, each against a fresh daemon on 127.0.0.1: its
-// peak resident memory (VmHWM from /proc) under the load, and the latency of a healthy client
-// (a fresh connection from 127.0.0.2 and GET /api/health; for the series load also a small metrics
-// POST) during the load beside without it.
+// nmt-trackerd under hostile loads (huge, nested or half-sent bodies, idle connections, long
+// series), each against a fresh daemon on 127.0.0.1: its peak resident memory (VmHWM from /proc)
+// under the load, and the latency of a healthy client (a fresh connection from 127.0.0.2 and GET
+// /api/health; for the series load also a small metrics POST) during the load beside without it.
 //
 //   build/bench/tracker_hostile_bench [--seconds S] [--daemon PATH]
 

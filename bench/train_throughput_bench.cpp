@@ -25,6 +25,7 @@
 #include "bench/matmul_peak.h"
 #include "common/cli.h"
 #include "preprocess/vocabulary.h"
+#include "trainer/config/train_config.h"
 #include "trainer/model/flops.h"
 #include "trainer/model/transformer.h"
 #include "trainer/optim/fused_adam.h"
@@ -32,7 +33,6 @@
 #include "trainer/runtime/blas_backend.h"
 #include "trainer/runtime/cuda_info.h"
 #include "trainer/runtime/device.h"
-#include "trainer/train_config.h"
 
 namespace {
 

@@ -5,7 +5,10 @@
 #   --libtorch current  the pinned CUDA LibTorch of jobs/libtorch-current.txt, fetched by
 #                       jobs/fetch_libtorch.sh, into build-current/
 # $NMT_BUILD_DIR overrides the folder. Other arguments go to CMake's configure step, e.g.
-# -DNMT_WERROR=ON, or -DCMAKE_PREFIX_PATH=/opt/libtorch to build against a cluster's own LibTorch.
+# -DCMAKE_PREFIX_PATH=/opt/libtorch to build against a cluster's own LibTorch.
+# Warnings are errors (-DNMT_WERROR=ON) in every folder this script configures, unless the arguments
+# say -DNMT_WERROR=OFF: the quickstart and the test command (jobs/test.sh) then share one build of
+# a line, and running one after the other rebuilds nothing.
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 source "$root/jobs/libtorch_line.sh"
@@ -43,6 +46,9 @@ if [[ "$NMT_LIBTORCH_LINE" == current ]]; then
     grep -qx 'NMT_WERROR:BOOL=ON' "$build/CMakeCache.txt" && line_args+=(-DNMT_WERROR=ON)
   fi
 fi
+
+# A new folder gets warnings as errors (an -DNMT_WERROR=OFF in the arguments comes later and wins).
+[[ -f "$build/CMakeCache.txt" ]] || line_args+=(-DNMT_WERROR=ON)
 
 generator=()
 command -v ninja >/dev/null 2>&1 && generator=(-G Ninja)

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The main job: the whole pipeline on Multi30k English->German, on this machine.
-#   set-up and build (when needed) -> tracker daemon -> preprocess -> train -> average the last
+#   set-up and build (when needed: the same build, warnings as errors, as jobs/test.sh's, so one
+#   after the other rebuilds nothing) -> tracker daemon -> preprocess -> train -> average the last
 #   checkpoints -> beam-decode test_2016_flickr (the averaging, beam and length penalty are the
 #   config's decode section) -> BLEU and chrF -> recorded in the tracker ->
 #   error analysis (nmt-analyze), recorded as the run's "analysis" artifact.

@@ -11,7 +11,9 @@ parse_libtorch_line "$@"
 set -- "${NMT_REST_ARGS[@]+"${NMT_REST_ARGS[@]}"}"
 "$root/jobs/setup.sh"
 build=${NMT_BUILD_DIR:-$root/$(libtorch_build_dir "$NMT_LIBTORCH_LINE")}
-# Warnings are errors here, also in a folder that the quickstart configured without (a rebuild).
+# Warnings are errors. jobs/build.sh configures every new folder so, the quickstart's included, and
+# the tests then use that build as it is; only a folder configured without (by hand, or by an older
+# checkout) is reconfigured here, which rebuilds it.
 if ! grep -qx 'NMT_WERROR:BOOL=ON' "$build/CMakeCache.txt" 2>/dev/null; then
   NMT_BUILD_DIR=$build "$root/jobs/build.sh" --libtorch "$NMT_LIBTORCH_LINE" -DNMT_WERROR=ON
 else

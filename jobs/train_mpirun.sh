@@ -12,8 +12,9 @@
 #        directory on a file system every host sees at the same path; docs/cluster.md)
 # An update holds train.update_batches batches of data.max_*_tokens (default: accumulation x N at
 # the start of a fresh run), the same updates on any N; a resume on another N keeps them.
-# Exit code: nmt-train's (75 or 130 after a graceful stop on a signal; see README); 1 when the build
-# is missing or cannot run the device; 2 for a usage error.
+# Exit code: nmt-train's (74, 75 or 130 after a stop with a checkpoint; see
+# docs/tools/nmt-train.md); 1 when the build is missing or cannot run the device; 2 for a usage
+# error.
 # Environment (all optional):
 #   NMT_BUILD_DIR         the build holding apps/nmt-train (default build-current/, the CUDA
 #                         LibTorch line; build/ is Debian's CPU-only LibTorch). Never built here:

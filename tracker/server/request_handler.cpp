@@ -378,7 +378,7 @@ Response RequestHandler::metric_series(std::int64_t run_id, const Request& reque
   if (asked && *asked < 1) {
     throw HttpError(400, "query parameter 'max_points' must be at least 1", "max_points");
   }
-  // The answer is bounded whatever is asked: a 1M-point series was an 83 MB answer. The store
+  // The answer is bounded whatever is asked (a 1M-point series would be about 83 MB). The store
   // says in the answer whether it downsampled and how many points there are.
   const std::int64_t max_points =
       std::min(asked.value_or(options_.max_response_points), options_.max_response_points);

@@ -92,7 +92,7 @@ const std::vector<const char*>& migrations() {
       CREATE INDEX evals_run ON evals(run_id, split, id);
       CREATE INDEX artifacts_run ON artifacts(run_id);
       )sql",
-      // 3: runs are identified by a client-generated uid, never merged by name (issue 16): `runs`
+      // 3: runs are identified by a client-generated uid, never merged by name: `runs`
       // is rebuilt without UNIQUE (experiment_id, name) and with `uid` (NULL for older runs), and
       // every attempt of a run gets a row. The rebuild follows SQLite's "making other kinds of
       // table schema changes" recipe; migrate() turns foreign keys off around it, since dropping

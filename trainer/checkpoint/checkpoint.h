@@ -37,7 +37,7 @@
 #include <string>
 #include <vector>
 
-#include "trainer/train_config.h"
+#include "trainer/config/train_config.h"
 
 namespace nmt::checkpoint {
 

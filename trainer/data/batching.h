@@ -20,7 +20,7 @@
 #include <vector>
 
 #include "preprocess/shard_format.h"
-#include "trainer/train_config.h"
+#include "trainer/config/train_config.h"
 
 namespace nmt::data {
 

@@ -16,10 +16,10 @@
 
 #include "common/named_choices.h"
 #include "preprocess/vocabulary.h"
+#include "trainer/config/precision_mode.h"
 #include "trainer/decode/beam_search.h"
 #include "trainer/decode/decode_options.h"
 #include "trainer/model/transformer.h"
-#include "trainer/runtime/precision_mode.h"
 
 namespace nmt::decode {
 

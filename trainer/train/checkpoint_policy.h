@@ -5,7 +5,7 @@
 #include <chrono>
 #include <cstdint>
 
-#include "trainer/train_config.h"
+#include "trainer/config/train_config.h"
 
 namespace nmt::train {
 

@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "eval/bleu.h"
+#include "eval/metrics/bleu.h"
 #include "trainer/decode/translator.h"
 #include "trainer/optim/label_smoothing.h"
 #include "trainer/runtime/precision.h"

@@ -12,10 +12,10 @@
 
 #include "preprocess/shard_format.h"
 #include "preprocess/vocabulary.h"
+#include "trainer/config/precision_mode.h"
 #include "trainer/data/batching.h"
 #include "trainer/dist/communicator.h"
 #include "trainer/model/transformer.h"
-#include "trainer/runtime/precision_mode.h"
 
 namespace nmt::train {
 

@@ -6,9 +6,9 @@
 
 #include <c10/core/Device.h>
 
+#include "trainer/config/train_config.h"
 #include "trainer/dist/communicator.h"
 #include "trainer/runtime/precision.h"
-#include "trainer/train_config.h"
 
 namespace nmt::train {
 
