@@ -13,6 +13,7 @@
 #include <ctime>
 #include <filesystem>
 #include <nlohmann/json.hpp>
+#include <thread>
 
 namespace nmt {
 namespace {
@@ -31,15 +32,22 @@ std::string utc_now() {
   return text;
 }
 
-// The holder as its lock file records it, in words.
+// The holder as its lock file records it, in words. The holder writes the record right after
+// taking the lock, so a record still missing is waited for, up to a second.
 std::string describe_holder(int fd) {
-  std::string text(4096, '\0');
-  const ssize_t n = ::pread(fd, text.data(), text.size(), 0);
-  text.resize(n > 0 ? static_cast<std::size_t>(n) : 0);
-  const auto holder = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (!holder.is_object()) return "a process that has not recorded itself yet";
-  return fmt::format("{} (pid {} on host {}, since {})", holder.value("tool", "?"),
-                     holder.value("pid", 0), holder.value("host", "?"), holder.value("since", "?"));
+  for (int attempt = 0; attempt < 50; ++attempt) {
+    std::string text(4096, '\0');
+    const ssize_t n = ::pread(fd, text.data(), text.size(), 0);
+    text.resize(n > 0 ? static_cast<std::size_t>(n) : 0);
+    const auto holder = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+    if (holder.is_object()) {
+      return fmt::format("{} (pid {} on host {}, since {})", holder.value("tool", "?"),
+                         holder.value("pid", 0), holder.value("host", "?"),
+                         holder.value("since", "?"));
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return "a process that has not recorded itself";
 }
 
 }  // namespace

@@ -17,7 +17,10 @@ bin=$build/apps
 work=$(mktemp -d)
 daemon_pid=
 cleanup() {
-  [[ -n "$daemon_pid" ]] && kill "$daemon_pid" 2> /dev/null || true
+  if [[ -n "$daemon_pid" ]]; then
+    kill "$daemon_pid" 2> /dev/null || true
+    wait "$daemon_pid" 2> /dev/null || true
+  fi
   jobs -p | xargs -r kill -9 2> /dev/null || true
   rm -rf "$work"
 }
@@ -107,8 +110,9 @@ grep -q "step-00000245.h5: the training state attributes .* fail their checksum"
 
 # 3. SIGKILLs against a tracked run.
 echo "== SIGKILL right after a checkpoint, then between two log lines"
-(cd "$work" && "$bin/nmt-trackerd" --db "$work/tracker.db" --port 0 --port-file "$work/tracker.port" \
-  --log-level warn > "$work/trackerd.out" 2>&1) &
+# exec: $! is the daemon itself, so that the cleanup stops it.
+(cd "$work" && exec "$bin/nmt-trackerd" --db "$work/tracker.db" --port 0 \
+  --port-file "$work/tracker.port" --log-level warn > "$work/trackerd.out" 2>&1) &
 daemon_pid=$!
 for _ in $(seq 1 100); do [[ -s "$work/tracker.port" ]] && break; sleep 0.1; done
 [[ -s "$work/tracker.port" ]] || fail "nmt-trackerd did not start: $(cat "$work/trackerd.out")"
