@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <iostream>
 
+#include "apps/tool_main.h"
 #include "common/cli.h"
 #include "eval/analysis/analysis_input.h"
 #include "eval/analysis/analysis_report.h"
@@ -152,8 +153,6 @@ int main(int argc, char** argv) {
       "length, repetitions, omissions, untranslated copies, system differences.",
       "nmt-analyze"};
   Options o;
-  nmt::LogOptions log;
-  log.tool = "nmt-analyze";
   auto& a = o.analysis;
   app.add_option("--src", o.files.source, "Source sentences, one per line (.gz too)")->required();
   app.add_option("--ref", o.files.reference, "Reference translations, one per source line")
@@ -186,6 +185,5 @@ int main(int argc, char** argv) {
   app.add_option("--url", o.daemon.url, "With --record-run: nmt-trackerd's URL");
   app.add_option("--port-file", o.daemon.port_file, "With --record-run: nmt-trackerd's port file");
   app.add_option("--token-file", o.daemon.token_file, "With --record-run: the bearer token file");
-  nmt::add_logging_flags(app, log);
-  return nmt::run_tool(app, log, argc, argv, [&] { return run(o); });
+  return nmt::apps::run_main(app, argc, argv, [&] { return run(o); });
 }

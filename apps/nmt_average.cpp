@@ -2,6 +2,7 @@
 // into one checkpoint, as the paper does before decoding. It streams: memory holds the running
 // mean (one model) and one input tensor, whatever K and the checkpoints' size.
 
+#include "apps/tool_main.h"
 #include "common/cli.h"
 #include "tracking/run_identity.h"
 #include "trainer/checkpoint/averaging.h"
@@ -13,8 +14,6 @@ int main(int argc, char** argv) {
   std::string run_dir, output;
   std::int64_t last = 5;
   std::vector<std::string> inputs;
-  nmt::LogOptions log;
-  log.tool = "nmt-average";
   auto* run =
       app.add_option("--run-dir", run_dir, "Run directory whose newest checkpoints to average");
   auto* last_option = app.add_option(
@@ -25,8 +24,7 @@ int main(int argc, char** argv) {
       app.add_option("--inputs", inputs, "Explicit checkpoint files instead of --run-dir");
   app.add_option("--output", output, "Averaged checkpoint to write")->required();
   run->excludes(files);
-  nmt::add_logging_flags(app, log);
-  return nmt::run_tool(app, log, argc, argv, [&] {
+  return nmt::apps::run_main(app, argc, argv, [&] {
     if (inputs.empty() && run_dir.empty()) throw nmt::UsageError("give --run-dir or --inputs");
     if (inputs.empty() && last_option->count() == 0) {
       // The count the run's recipe chose, from the config its newest checkpoint carries.

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "apps/tool_main.h"
 #include "common/cli.h"
 #include "eval/metrics/sacrebleu_cli.h"
 #include "eval/metrics/signature.h"
@@ -18,8 +19,7 @@ int main(int argc, char** argv) {
       "output: nmt-bleu REF [REF...] -i HYP [HYP...] (stdin without -i).",
       "nmt-bleu"};
   nmt::eval::SacreBleuArgs args;
-  nmt::LogOptions log;
-  log.tool = "nmt-bleu";
+  auto log = nmt::apps::tool_log(app);
   nmt::eval::add_sacrebleu_options(app, args);
   app.add_flag_callback(
       "-q,--quiet", [&log] { log.level = "error"; }, "Suppress warnings");

@@ -4,6 +4,7 @@
 
 #include <iostream>
 
+#include "apps/tool_main.h"
 #include "common/atomic_file.h"
 #include "common/cli.h"
 #include "preprocess/preprocess_config.h"
@@ -52,12 +53,9 @@ int main(int argc, char** argv) {
       "Print the config reference in Markdown (docs/config.md): every key of nmt-train's and "
       "nmt-preprocess's YAML with its type, default, the paper's value and what it does.",
       "nmt-config-doc"};
-  nmt::LogOptions log;
-  log.tool = "nmt-config-doc";
   std::string output;
   app.add_option("-o,--output", output, "Write the reference to this file instead of stdout");
-  nmt::add_logging_flags(app, log);
-  return nmt::run_tool(app, log, argc, argv, [&] {
+  return nmt::apps::run_main(app, argc, argv, [&] {
     const std::string text = reference();
     if (output.empty()) {
       std::cout << text;

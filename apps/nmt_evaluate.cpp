@@ -14,6 +14,7 @@
 #include <optional>
 
 #include "apps/runtime_flags.h"
+#include "apps/tool_main.h"
 #include "apps/tracker_flags.h"
 #include "common/cli.h"
 #include "eval/analysis/analysis_report.h"
@@ -186,10 +187,7 @@ int main(int argc, char** argv) {
   CLI::App app{"Score a checkpoint on a shard split: perplexity and BLEU (Table 3's dev figures).",
                "nmt-evaluate"};
   Options o;
-  nmt::LogOptions log;
-  log.tool = "nmt-evaluate";
-  app.add_option("--checkpoint", o.checkpoint, "Checkpoint (trained or nmt-average output)")
-      ->required();
+  nmt::apps::add_checkpoint_flag(app, o.checkpoint);
   app.add_option("--data", o.data_dir, "Shard directory (default: the checkpoint's data.dir)");
   app.add_option("--split", o.split, "Split to score")->capture_default_str();
   app.add_option("--beam", o.bleu.beam,
@@ -214,8 +212,7 @@ int main(int argc, char** argv) {
                  "Also write nmt-analyze's error analysis of the translations into this folder "
                  "(with --record: recorded as an artifact of kind \"analysis\")");
   app.add_flag("--json", o.json, "Print one JSON object");
-  nmt::add_logging_flags(app, log);
-  return nmt::run_tool(app, log, argc, argv, [&] {
+  return nmt::apps::run_main(app, argc, argv, [&] {
     nmt::runtime::check_blas_backend();
     o.given = nmt::apps::given_beam_flags(app);
     return evaluate(o);

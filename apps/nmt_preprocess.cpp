@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <iostream>
 
+#include "apps/tool_main.h"
 #include "common/cli.h"
 #include "common/progress.h"
 #include "common/stop_signals.h"
@@ -129,8 +130,6 @@ int main(int argc, char** argv) {
       "nmt-preprocess"};
   CommandLine cl;
   PreprocessConfig flags;  // holds the values of flags given on the command line
-  nmt::LogOptions log;
-  log.tool = "nmt-preprocess";
   app.add_option("--config", cl.config_file, "YAML config (every key: docs/config.md)");
   app.add_option("--set", cl.overrides, "Override a config key, e.g. --set vocab.size=8000");
   auto* out = app.add_option("--out", flags.out, "Output directory (must not exist)");
@@ -151,8 +150,7 @@ int main(int argc, char** argv) {
                  "(after copying shards; training checks only their sizes)")
       ->type_name("DIR");
   add_corpus_flags(app, cl);
-  nmt::add_logging_flags(app, log);
-  return nmt::run_tool(app, log, argc, argv, [&] {
+  return nmt::apps::run_main(app, argc, argv, [&] {
     if (!verify_dir.empty()) {
       nmt::preprocess::verify_checksums(verify_dir);
       std::cout << verify_dir << ": every shard matches manifest.json\n";

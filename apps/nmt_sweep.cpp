@@ -15,6 +15,7 @@
 #include <iostream>
 #include <sstream>
 
+#include "apps/tool_main.h"
 #include "common/atomic_file.h"
 #include "common/cli.h"
 #include "sweep/row_runner.h"
@@ -98,8 +99,6 @@ int main(int argc, char** argv) {
   CLI::App app{"Run an ablation sweep (paper Table 3): train, average and score every row.",
                "nmt-sweep"};
   Options o;
-  nmt::LogOptions log;
-  log.tool = "nmt-sweep";
   app.add_option("--spec", o.spec, "Sweep spec (configs/sweeps/*.yaml)")->required();
   app.add_flag("--dry-run", o.dry_run, "List the rows (label, directory, state, overrides)");
   app.add_option("--sweep-dir", o.sweep_dir, "Where the rows go (default runs/sweeps/<name>)");
@@ -123,8 +122,7 @@ int main(int argc, char** argv) {
                  "With --slurm: GPUs per row, one rank on each (sets the ranks)");
   app.add_option("--cpus-per-task", o.cpus, "With --slurm: CPUs per rank (also its threads)")
       ->capture_default_str();
-  nmt::add_logging_flags(app, log);
-  return nmt::run_tool(app, log, argc, argv, [&] {
+  return nmt::apps::run_main(app, argc, argv, [&] {
     const auto spec = nmt::sweep::load_sweep_spec(o.spec);
     if (o.sweep_dir.empty()) o.sweep_dir = "runs/sweeps/" + spec.name;
     if (!o.slurm_file.empty()) return write_slurm(spec, o);

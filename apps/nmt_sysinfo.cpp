@@ -12,6 +12,7 @@
 
 #include <iostream>
 
+#include "apps/tool_main.h"
 #include "common/cli.h"
 #include "tracker/store/schema.h"
 #include "trainer/dist/mpi_context.h"
@@ -109,8 +110,6 @@ int main(int argc, char** argv) {
   CLI::App app{"Report the libraries, BLAS backend, threads and devices this build runs on.",
                "nmt-sysinfo"};
   Options options;
-  nmt::LogOptions log;
-  log.tool = "nmt-sysinfo";
   app.add_flag("--json", options.json, "Print one JSON object instead of text");
   app.add_option("--matmul-size", options.matmul_size,
                  "Side of the square matrices timed for GFLOP/s (0 skips the measurement)")
@@ -121,8 +120,7 @@ int main(int argc, char** argv) {
       ->check(nmt::parsed_by(nmt::runtime::check_device_name));
   app.add_flag("--require-fast-blas", options.require_fast_blas,
                "Exit with status 3 when LibTorch runs on the reference BLAS");
-  nmt::add_logging_flags(app, log);
-  return nmt::run_tool(app, log, argc, argv, [&] {
+  return nmt::apps::run_main(app, argc, argv, [&] {
     const auto info = collect(options);
     if (options.json) {
       std::cout << info.dump(2) << "\n";

@@ -5,6 +5,7 @@
 #include <iostream>
 
 #include "common/cli.h"
+#include "tracker/api/run_rules.h"
 #include "tracker/cli/commands.h"
 #include "tracker/client/tracker_reader.h"
 
@@ -15,8 +16,6 @@ namespace cli = nmt::tracker::cli;
 // The daemon did not answer (or its port file is gone): exit status 3, so scripts can tell it
 // apart from an error the daemon reported.
 constexpr int kExitUnreachable = 3;
-
-const char* const kStatuses[] = {"running", "finished", "failed", "killed", "preempted", "crashed"};
 
 struct Commands {
   nmt::tracker::DaemonFlags daemon;
@@ -111,7 +110,7 @@ void add_write_commands(CLI::App& app, Commands& c) {
   c.status_cmd
       ->add_option("STATUS", c.status, "running, finished, failed, killed, preempted or crashed")
       ->required()
-      ->check(CLI::IsMember(std::vector<std::string>(std::begin(kStatuses), std::end(kStatuses))));
+      ->check(CLI::IsMember(nmt::tracker::api::run_status_words()));
 
   c.delete_cmd = app.add_subcommand(
       "delete", "Soft-delete a run: hidden from listings and sweep tables, nothing removed");

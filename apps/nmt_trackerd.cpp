@@ -13,6 +13,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "apps/tool_main.h"
 #include "common/atomic_file.h"
 #include "common/cli.h"
 #include "tracker/api/token_file.h"
@@ -41,56 +42,48 @@ struct DaemonOptions {
   DaemonOptions() { server.handler_threads = 4; }
 };
 
+// A count, size or duration that must be above zero, shown with its default in --help.
+template <typename T>
+void add_positive(CLI::App& app, const std::string& flag, T& value, const std::string& help) {
+  app.add_option(flag, value, help)->capture_default_str()->check(CLI::PositiveNumber);
+}
+
+// A size in bytes, with suffixes k, M (16M), shown with its default in --help.
+template <typename T>
+void add_size(CLI::App& app, const std::string& flag, T& value, const std::string& help) {
+  app.add_option(flag, value, help)->capture_default_str()->transform(CLI::AsSizeValue(false));
+}
+
 void add_write_limit_flags(CLI::App& app, nmt::tracker::api::WriteLimits& w) {
-  app.add_option("--max-name-bytes", w.max_name_bytes,
-                 "Longest name or key written (experiment, run name, sweep, metric and param "
-                 "keys, ...); longer gets 400")
-      ->capture_default_str()
-      ->check(CLI::PositiveNumber);
-  app.add_option("--max-text-bytes", w.max_text_bytes,
-                 "Longest param text value, artifact path, eval checkpoint or signature; longer "
-                 "gets 400")
-      ->capture_default_str()
-      ->check(CLI::PositiveNumber);
-  app.add_option("--max-config-bytes", w.max_config_bytes,
-                 "Longest run config (YAML text; suffixes k, M); longer gets 400")
-      ->capture_default_str()
-      ->transform(CLI::AsSizeValue(false));
-  app.add_option("--max-metric-keys", w.max_metric_keys,
-                 "Distinct metric keys one run may hold; a batch adding more gets 400")
-      ->capture_default_str()
-      ->check(CLI::PositiveNumber);
-  app.add_option("--max-params", w.max_params,
-                 "Params one run may hold; a registration adding more gets 400")
-      ->capture_default_str()
-      ->check(CLI::PositiveNumber);
+  add_positive(app, "--max-name-bytes", w.max_name_bytes,
+               "Longest name or key written (experiment, run name, sweep, metric and param "
+               "keys, ...); longer gets 400");
+  add_positive(app, "--max-text-bytes", w.max_text_bytes,
+               "Longest param text value, artifact path, eval checkpoint or signature; longer "
+               "gets 400");
+  add_size(app, "--max-config-bytes", w.max_config_bytes,
+           "Longest run config (YAML text; suffixes k, M); longer gets 400");
+  add_positive(app, "--max-metric-keys", w.max_metric_keys,
+               "Distinct metric keys one run may hold; a batch adding more gets 400");
+  add_positive(app, "--max-params", w.max_params,
+               "Params one run may hold; a registration adding more gets 400");
 }
 
 void add_limit_flags(CLI::App& app, DaemonOptions& o) {
-  app.add_option("--max-connections", o.server.max_connections,
-                 "Open connections in all; more are answered 503 and closed")
-      ->capture_default_str()
-      ->check(CLI::PositiveNumber);
-  app.add_option("--max-connections-per-client", o.server.max_connections_per_client,
-                 "Open connections from one client IP address; more are answered 503 and closed")
-      ->capture_default_str()
-      ->check(CLI::PositiveNumber);
+  add_positive(app, "--max-connections", o.server.max_connections,
+               "Open connections in all; more are answered 503 and closed");
+  add_positive(app, "--max-connections-per-client", o.server.max_connections_per_client,
+               "Open connections from one client IP address; more are answered 503 and closed");
   app.add_option_function<std::size_t>(
       "--reserved-connections", [&o](const std::size_t& n) { o.server.reserved_connections = n; },
       "Connection slots only connections that sent a request with the token may hold (default: a "
       "quarter of --max-connections)");
-  app.add_option("--max-json-depth", o.handler.json.max_depth,
-                 "Deepest nesting of arrays and objects in a request body; deeper gets 400")
-      ->capture_default_str()
-      ->check(CLI::PositiveNumber);
-  app.add_option("--max-json-elements", o.handler.json.max_elements,
-                 "Most arrays, objects, items and members in a request body; more gets 400")
-      ->capture_default_str()
-      ->check(CLI::PositiveNumber);
-  app.add_option("--max-response-points", o.handler.max_response_points,
-                 "Most points in a metric series answer; longer series are downsampled")
-      ->capture_default_str()
-      ->check(CLI::PositiveNumber);
+  add_positive(app, "--max-json-depth", o.handler.json.max_depth,
+               "Deepest nesting of arrays and objects in a request body; deeper gets 400");
+  add_positive(app, "--max-json-elements", o.handler.json.max_elements,
+               "Most arrays, objects, items and members in a request body; more gets 400");
+  add_positive(app, "--max-response-points", o.handler.max_response_points,
+               "Most points in a metric series answer; longer series are downsampled");
   add_write_limit_flags(app, o.handler.writes);
 }
 
@@ -118,22 +111,14 @@ void add_flags(CLI::App& app, DaemonOptions& o) {
          "reads on another)")
       ->capture_default_str()
       ->check(CLI::Range(1u, 64u));
-  app.add_option("--body-limit", o.server.body_limit,
-                 "Largest request body in bytes (suffixes k, M: 16M); larger ones get 413")
-      ->capture_default_str()
-      ->transform(CLI::AsSizeValue(false));
-  app.add_option("--idle-timeout", o.idle_timeout_s,
-                 "Seconds a connection may wait for its next request before it is closed")
-      ->capture_default_str()
-      ->check(CLI::PositiveNumber);
-  app.add_option("--header-timeout", o.header_timeout_s,
-                 "Seconds from a request's first byte to the end of its header")
-      ->capture_default_str()
-      ->check(CLI::PositiveNumber);
-  app.add_option("--read-timeout", o.read_timeout_s,
-                 "Seconds from a request's first byte to the end of its body")
-      ->capture_default_str()
-      ->check(CLI::PositiveNumber);
+  add_size(app, "--body-limit", o.server.body_limit,
+           "Largest request body in bytes (suffixes k, M: 16M); larger ones get 413");
+  add_positive(app, "--idle-timeout", o.idle_timeout_s,
+               "Seconds a connection may wait for its next request before it is closed");
+  add_positive(app, "--header-timeout", o.header_timeout_s,
+               "Seconds from a request's first byte to the end of its header");
+  add_positive(app, "--read-timeout", o.read_timeout_s,
+               "Seconds from a request's first byte to the end of its body");
   add_limit_flags(app, o);
 }
 
@@ -265,9 +250,6 @@ int main(int argc, char** argv) {
       "database.",
       "nmt-trackerd"};
   DaemonOptions options;
-  nmt::LogOptions log;
-  log.tool = "nmt-trackerd";
   add_flags(app, options);
-  nmt::add_logging_flags(app, log);
-  return nmt::run_tool(app, log, argc, argv, [&] { return run_daemon(options); });
+  return nmt::apps::run_main(app, argc, argv, [&] { return run_daemon(options); });
 }

@@ -17,6 +17,7 @@
 #include <iostream>
 
 #include "apps/runtime_flags.h"
+#include "apps/tool_main.h"
 #include "apps/tracker_flags.h"
 #include "common/cli.h"
 #include "common/dir_lock.h"
@@ -254,8 +255,7 @@ int main(int argc, char** argv) {
   CLI::App app{"Train the Transformer (Vaswani et al. 2017) on nmt-preprocess shards.",
                "nmt-train"};
   Options o;
-  nmt::LogOptions log;
-  log.tool = "nmt-train";
+  auto log = nmt::apps::tool_log(app);
   if (mpi.world().size() > 1) log.rank = mpi.world().rank();
   app.add_option("--config", o.config_file,
                  "YAML run config (configs/base.yaml, configs/big.yaml...)");
@@ -268,8 +268,10 @@ int main(int argc, char** argv) {
   app.footer(kTrackerHelp);
   app.add_option("--vocab-size", o.vocab_size,
                  "Vocabulary size (--count-params; checked against the shards)");
-  nmt::add_logging_flags(app, log);
-  return nmt::run_tool(app, log, argc, argv, [&] {
+  return nmt::apps::run_main(app, log, argc, argv, [&] {
+    if (mpi.world().rank() == 0 && !mpi.collective_choice().empty()) {
+      spdlog::info("mpi: {}", mpi.collective_choice());
+    }
     auto overrides = o.overrides;
     overrides.insert(overrides.end(), o.flag_overrides.begin(), o.flag_overrides.end());
     auto config = nmt::load_run_config(o.config_file, overrides);

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "apps/runtime_flags.h"
+#include "apps/tool_main.h"
 #include "common/atomic_file.h"
 #include "common/cli.h"
 #include "common/line_reader.h"
@@ -308,10 +309,7 @@ int main(int argc, char** argv) {
       "or greedy, sampling, diverse beam search: docs/decoding.md).",
       "nmt-translate"};
   Options o;
-  nmt::LogOptions log;
-  log.tool = "nmt-translate";
-  app.add_option("--checkpoint", o.checkpoint, "Checkpoint (trained or nmt-average output)")
-      ->required();
+  nmt::apps::add_checkpoint_flag(app, o.checkpoint);
   app.add_option("--spm-model", o.spm_model,
                  "SentencePiece model (default: the one the checkpoint carries)");
   app.add_option("--input", o.input,
@@ -338,8 +336,7 @@ int main(int argc, char** argv) {
   app.add_option("--attention-svg", o.attention_dir, "Write cross-attention heatmaps (SVG) here");
   app.add_option("--attention-lines", o.attention_lines, "1-based input lines to draw")
       ->delimiter(',');
-  nmt::add_logging_flags(app, log);
-  return nmt::run_tool(app, log, argc, argv, [&] {
+  return nmt::apps::run_main(app, argc, argv, [&] {
     if (!o.split.empty() && !o.input.empty()) {
       throw nmt::UsageError("--split and --input: translate either a shard split or text");
     }

@@ -102,6 +102,11 @@ CLI::Option* add_config_flag(CLI::App& app, const ConfigFlag& f,
 
 }  // namespace
 
+void add_checkpoint_flag(CLI::App& app, std::string& checkpoint) {
+  app.add_option("--checkpoint", checkpoint, "Checkpoint (trained or nmt-average output)")
+      ->required();
+}
+
 void add_runtime_flags(CLI::App& app, RuntimeFlags& flags) {
   check_device(app.add_option("--device", flags.device, kDeviceHelp))->capture_default_str();
   check_threads(app.add_option("--threads", flags.threads, kThreadsHelp));

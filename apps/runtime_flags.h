@@ -17,6 +17,9 @@
 
 namespace nmt::apps {
 
+// --checkpoint (required): the checkpoint such a tool works on.
+void add_checkpoint_flag(CLI::App& app, std::string& checkpoint);
+
 // --device, --threads, --precision of a tool that works on a trained run's checkpoint.
 struct RuntimeFlags {
   std::string device = "cpu";      // cpu, cuda, cuda:N or auto

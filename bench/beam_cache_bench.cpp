@@ -13,6 +13,8 @@
 #include <fstream>
 #include <iostream>
 
+#include "apps/tool_main.h"
+#include "bench/bench_device.h"
 #include "common/cli.h"
 #include "preprocess/corpus_reader.h"
 #include "trainer/checkpoint/checkpoint.h"
@@ -49,25 +51,19 @@ int main(int argc, char** argv) {
   CLI::App app{"Beam search with and without the KV cache, side by side", "beam_cache_bench"};
   std::string checkpoint, spm_model, input;
   std::int64_t limit = 1000;
-  int threads = 0;
-  std::string device_name = "cpu", precision_name = "fp32", json;
+  nmt::bench::DeviceFlags device_flags;
+  std::string precision_name = "fp32", json;
   const char* data = std::getenv("NMT_DATA_DIR");
   input = std::string(data ? data : "../shared/data/multi30k") + "/test_2016_flickr.en.gz";
-  nmt::LogOptions log;
-  log.tool = "beam_cache_bench";
-  log.level = "warn";
   app.add_option("--checkpoint", checkpoint, "Trained checkpoint")->required();
   app.add_option("--spm-model", spm_model, "Its SentencePiece model")->required();
   app.add_option("--input", input, "Source sentences (plain or .gz)")->capture_default_str();
   app.add_option("--limit", limit, "Sentences to translate")->capture_default_str();
-  app.add_option("--threads", threads, "CPU threads (0: all cores)");
-  app.add_option("--device", device_name, "cpu, cuda or cuda:N")->capture_default_str();
+  nmt::bench::add_device_flags(app, device_flags);
   app.add_option("--precision", precision_name, "fp32, bf16, fp16 or auto")->capture_default_str();
   app.add_option("--json", json, "Also write the figures to this JSON file");
-  nmt::add_logging_flags(app, log);
-  return nmt::run_tool(app, log, argc, argv, [&] {
-    const auto device = nmt::runtime::select_device(device_name);
-    if (device.is_cpu()) nmt::runtime::configure_cpu_threads(threads);
+  return nmt::apps::run_bench(app, argc, argv, [&] {
+    const auto device = nmt::bench::select_device(device_flags);
     const auto precision =
         nmt::runtime::resolve_precision(nmt::runtime::parse_precision(precision_name), device)
             .precision;

@@ -31,6 +31,7 @@
 #include <iostream>
 #include <random>
 
+#include "apps/tool_main.h"
 #include "common/cli.h"
 #include "common/hdf5_file.h"
 #include "common/proc_memory.h"
@@ -187,16 +188,12 @@ int main(int argc, char** argv) {
   CLI::App app{"Checkpoint save, load and averaging: wall time and peak memory against the state",
                "checkpoint_memory_bench"};
   Options o;
-  nmt::LogOptions log;
-  log.tool = "checkpoint_memory_bench";
-  log.level = "warn";
   app.add_option("--config", o.config, "Run config of the model")->capture_default_str();
   app.add_option("--set", o.overrides, "Override a config key, e.g. model.layers=2");
   app.add_option("--dir", o.dir, "Folder for the files (default: a temporary one, removed)");
   app.add_option("--average", o.average, "Copies to average")->capture_default_str();
   app.add_flag("!--no-in-memory", o.in_memory, "Skip the old path's save (kInMemory)");
-  nmt::add_logging_flags(app, log);
-  return nmt::run_tool(app, log, argc, argv, [&] {
+  return nmt::apps::run_bench(app, argc, argv, [&] {
     if (o.average < 1) throw nmt::UsageError("--average must be at least 1");
     run(o);
     return 0;

@@ -25,6 +25,8 @@
 #include <string>
 #include <vector>
 
+#include "apps/tool_main.h"
+#include "bench/bench_device.h"
 #include "common/cli.h"
 #include "preprocess/vocabulary.h"
 #include "trainer/checkpoint/checkpoint.h"
@@ -111,14 +113,11 @@ Figures run(nmt::model::Transformer& model, const at::Tensor& src, std::int64_t 
 
 int main(int argc, char** argv) {
   CLI::App app{"Decoding strategies side by side", "decode_strategies_bench"};
-  std::string checkpoint, device_name = "cpu", json, only;
+  std::string checkpoint, json, only;
+  nmt::bench::DeviceFlags device_flags;
   std::int64_t sentences = 64, batch = 16, min_len = 8, max_len = 24, offset = 20;
   std::int64_t vocab = 8000, layers = 3, d_model = 256;
   std::uint64_t seed = 1;
-  int threads = 0;
-  nmt::LogOptions log;
-  log.tool = "decode_strategies_bench";
-  log.level = "warn";
   app.add_option("--checkpoint", checkpoint, "Trained checkpoint (default: a random model)");
   app.add_option("--sentences", sentences, "Random sources to decode")->capture_default_str();
   app.add_option("--batch", batch, "Sentences per decode() call")->capture_default_str();
@@ -131,14 +130,11 @@ int main(int argc, char** argv) {
   app.add_option("--d-model", d_model, "Random model: width (d_ff 4x, heads of 64)")
       ->capture_default_str();
   app.add_option("--seed", seed, "Model, sources and sampling seed")->capture_default_str();
-  app.add_option("--threads", threads, "CPU threads (0: all cores)");
-  app.add_option("--device", device_name, "cpu, cuda or cuda:N")->capture_default_str();
+  nmt::bench::add_device_flags(app, device_flags);
   app.add_option("--json", json, "Also write the figures to this JSON file");
   app.add_option("--only", only, "Run only the strategies whose name contains this");
-  nmt::add_logging_flags(app, log);
-  return nmt::run_tool(app, log, argc, argv, [&] {
-    const auto device = nmt::runtime::select_device(device_name);
-    if (device.is_cpu()) nmt::runtime::configure_cpu_threads(threads);
+  return nmt::apps::run_bench(app, argc, argv, [&] {
+    const auto device = nmt::bench::select_device(device_flags);
     nmt::model::ModelConfig config;
     if (checkpoint.empty()) {
       config.vocab_size = vocab;

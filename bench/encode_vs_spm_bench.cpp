@@ -15,6 +15,7 @@
 #include <fstream>
 #include <iostream>
 
+#include "apps/tool_main.h"
 #include "common/cli.h"
 #include "preprocess/pipeline.h"
 
@@ -125,9 +126,6 @@ int main(int argc, char** argv) {
   const std::string base = data ? data : "../shared/data/multi30k";
   o.src = base + "/train.en.gz";
   o.tgt = base + "/train.de.gz";
-  nmt::LogOptions log;
-  log.tool = "encode_vs_spm_bench";
-  log.level = "warn";
   app.add_option("--src", o.src, "Source side")->capture_default_str();
   app.add_option("--tgt", o.tgt, "Target side")->capture_default_str();
   app.add_option("--spm-model", o.spm_model, "Model (default: train an 8k BPE on the input)");
@@ -135,8 +133,7 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--replicate", o.replicate, "Repeat the corpus K times")->capture_default_str();
   app.add_option("--repeat", o.repeat, "Best of this many timings")->capture_default_str();
-  nmt::add_logging_flags(app, log);
-  return nmt::run_tool(app, log, argc, argv, [&] {
+  return nmt::apps::run_bench(app, argc, argv, [&] {
     const fs::path dir = fs::temp_directory_path() / fmt::format("encode_bench_{}", ::getpid());
     fs::create_directories(dir);
     const std::string model = ensure_model(o, dir);

@@ -17,6 +17,8 @@
 #include <cstring>
 #include <iostream>
 
+#include "apps/tool_main.h"
+#include "bench/bench_device.h"
 #include "bench/matmul_peak.h"
 #include "common/cli.h"
 #include "trainer/runtime/blas_backend.h"
@@ -42,24 +44,21 @@ void BM_Matmul(benchmark::State& state) {
 int run_peak(int argc, char** argv) {
   CLI::App app{"The matrix-multiply peak of one device in one precision", "matmul_peak_bench"};
   bool peak = false, json = false;
-  std::string device_name = "cpu", precision_name = "fp32";
+  nmt::bench::DeviceFlags device_flags;
+  std::string precision_name = "fp32";
   std::int64_t size = 0;
-  int rounds = 5, threads = 0;
-  nmt::LogOptions log;
-  log.tool = "matmul_peak_bench";
-  log.level = "warn";
+  int rounds = 5;
   app.add_flag("--peak", peak, "Measure one peak instead of the CPU benchmark table");
-  app.add_option("--device", device_name, "cpu, cuda or cuda:N")->capture_default_str();
+  app.add_option("--device", device_flags.device, "cpu, cuda or cuda:N")->capture_default_str();
   app.add_option("--precision", precision_name, "fp32 (TF32 on CUDA), bf16 or fp16")
       ->capture_default_str();
   app.add_option("--size", size, "Square matrix size (0: 8192 on CUDA, 2048 on a CPU)");
   app.add_option("--rounds", rounds, "Timed rounds; the best counts")->capture_default_str();
-  app.add_option("--threads", threads, "CPU threads (0: all cores)")->capture_default_str();
+  app.add_option("--threads", device_flags.threads, "CPU threads (0: all cores)")
+      ->capture_default_str();
   app.add_flag("--json", json, "Print one JSON object");
-  nmt::add_logging_flags(app, log);
-  return nmt::run_tool(app, log, argc, argv, [&] {
-    const auto device = nmt::runtime::select_device(device_name);
-    if (device.is_cpu()) nmt::runtime::configure_cpu_threads(threads);
+  return nmt::apps::run_bench(app, argc, argv, [&] {
+    const auto device = nmt::bench::select_device(device_flags);
     if (size <= 0) size = device.is_cuda() ? 8192 : 2048;
     const auto precision = nmt::runtime::parse_precision(precision_name);
     const auto peak_figure = nmt::bench::measure_matmul_peak(device, precision, size, rounds);

@@ -25,6 +25,7 @@
 #include <thread>
 #include <vector>
 
+#include "apps/tool_main.h"
 #include "common/cli.h"
 
 extern char** environ;
@@ -210,13 +211,9 @@ int main(int argc, char** argv) {
                "tracker_hostile_bench"};
   double seconds = 3.0;
   std::string binary = NMT_TRACKERD;
-  nmt::LogOptions log;
-  log.tool = "tracker_hostile_bench";
-  log.level = "warn";
   app.add_option("--seconds", seconds, "Seconds each load runs")->capture_default_str();
   app.add_option("--daemon", binary, "nmt-trackerd binary")->capture_default_str();
-  nmt::add_logging_flags(app, log);
-  return nmt::run_tool(app, log, argc, argv, [&] {
+  return nmt::apps::run_bench(app, argc, argv, [&] {
     const fs::path dir = fs::temp_directory_path() / fmt::format("tracker_hostile_{}", ::getpid());
     fs::create_directories(dir);
     std::ofstream(dir / "token") << kToken << "\n";

@@ -22,6 +22,7 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
+#include "apps/tool_main.h"
 #include "common/cli.h"
 #include "tracker/client/http_client.h"
 #include "tracker/store/database.h"
@@ -181,9 +182,6 @@ int main(int argc, char** argv) {
   Options o;
   std::string daemon = NMT_TRACKERD;
   std::string baseline;
-  nmt::LogOptions log;
-  log.tool = "tracker_ingest_bench";
-  log.level = "warn";
   app.add_option("--points", o.points, "Points in total")->capture_default_str();
   app.add_option("--batch", o.batch, "Points per request / transaction")->capture_default_str();
   app.add_option("--clients", o.clients, "Concurrent HTTP clients")->capture_default_str();
@@ -191,8 +189,7 @@ int main(int argc, char** argv) {
   app.add_option("--baseline-daemon", baseline,
                  "A second nmt-trackerd binary (e.g. an earlier build) run in turns with --daemon");
   app.add_option("--rounds", o.rounds, "Runs per daemon")->capture_default_str();
-  nmt::add_logging_flags(app, log);
-  return nmt::run_tool(app, log, argc, argv, [&] {
+  return nmt::apps::run_bench(app, argc, argv, [&] {
     const fs::path dir = fs::temp_directory_path() / fmt::format("tracker_bench_{}", ::getpid());
     fs::create_directories(dir);
     const double raw = raw_points_per_second(dir, o);

@@ -22,6 +22,8 @@
 #include <fstream>
 #include <iostream>
 
+#include "apps/tool_main.h"
+#include "bench/bench_device.h"
 #include "bench/matmul_peak.h"
 #include "common/cli.h"
 #include "preprocess/vocabulary.h"
@@ -43,8 +45,7 @@ struct Options {
   std::int64_t length = 24;  // sentence length in tokens (Multi30k averages ~14 + BOS/EOS)
   int steps = 3;
   int warmup = 1;
-  int threads = 0;
-  std::string device = "cpu";
+  nmt::bench::DeviceFlags device;
   std::string precision = "fp32";
   std::int64_t peak_size = 0;  // 0: 8192 on CUDA, 2048 on a CPU
   std::string json;
@@ -117,17 +118,13 @@ int main(int argc, char** argv) {
                "train_throughput_bench"};
   Options o;
   o.configs = {"configs/base.yaml", "configs/multi30k.yaml", "configs/multi30k-quick.yaml"};
-  nmt::LogOptions log;
-  log.tool = "train_throughput_bench";
-  log.level = "warn";
   app.add_option("--configs", o.configs, "Run configs to time")->delimiter(',');
   app.add_option("--set", o.overrides, "Override a key of every config, e.g. model.layers=2");
   app.add_option("--tokens", o.tokens, "Padded tokens per side per batch")->capture_default_str();
   app.add_option("--length", o.length, "Tokens per sentence")->capture_default_str();
   app.add_option("--steps", o.steps, "Timed steps per config")->capture_default_str();
   app.add_option("--warmup", o.warmup, "Untimed steps first (at least 1)")->capture_default_str();
-  app.add_option("--threads", o.threads, "CPU threads (0: all cores)")->capture_default_str();
-  app.add_option("--device", o.device, "cpu, cuda or cuda:N")->capture_default_str();
+  nmt::bench::add_device_flags(app, o.device);
   app.add_option("--precision", o.precision, "fp32 (TF32 on CUDA), bf16 or fp16")
       ->capture_default_str();
   app.add_option("--peak-size", o.peak_size, "Matrix size of the peak (0: 8192 CUDA, 2048 CPU)");
@@ -135,13 +132,11 @@ int main(int argc, char** argv) {
   app.add_option("--profile", o.profile,
                  "Write a Chrome trace (chrome://tracing) of the timed steps to this file, with "
                  "one config (profiling slows the steps)");
-  nmt::add_logging_flags(app, log);
-  return nmt::run_tool(app, log, argc, argv, [&] {
+  return nmt::apps::run_bench(app, argc, argv, [&] {
     if (o.steps < 1 || o.tokens < o.length || o.length < 2) {
       throw std::invalid_argument("need --steps >= 1, --length >= 2 and --tokens >= --length");
     }
-    const auto device = nmt::runtime::select_device(o.device);
-    if (device.is_cpu()) nmt::runtime::configure_cpu_threads(o.threads);
+    const auto device = nmt::bench::select_device(o.device);
     const auto precision =
         nmt::runtime::resolve_precision(nmt::runtime::parse_precision(o.precision), device)
             .precision;

@@ -24,6 +24,11 @@
 // The visitors find the `fields` of a nested struct by argument-dependent lookup, as nlohmann::json
 // finds to_json: declare it in namespace nmt or in the struct's own namespace.
 //
+// An item type whose keys depend on each other declares, beside its field list,
+//   void check_item(const CorpusEntry& corpus, const ConfigSection& where);
+// which the FieldReader calls on each item as it reads it, with the item's mapping for errors
+// (where.error(key, what)); preprocess_config.cpp has one.
+//
 // An enum field is named in YAML through ConfigEnum<Enum>, specialized beside the field list from
 // the enum's parser and printer (common/named_choices.h).
 
@@ -104,6 +109,12 @@ template <typename T>
 inline constexpr bool kIsUnsigned = std::is_unsigned_v<T> && !std::is_same_v<T, bool>;
 template <typename T>
 inline constexpr bool kUnknownType = false;
+template <typename Item, typename = void>
+struct HasCheckItem : std::false_type {};
+template <typename Item>
+struct HasCheckItem<Item, std::void_t<decltype(check_item(std::declval<const Item&>(),
+                                                          std::declval<const ConfigSection&>()))>>
+    : std::true_type {};
 }  // namespace config_fields_detail
 
 // ---------------------------------------------------------------------------------------------
@@ -160,6 +171,7 @@ class FieldReader {
       Item item;
       fields(inner, item);
       item_section.finish();
+      if constexpr (config_fields_detail::HasCheckItem<Item>::value) check_item(item, item_section);
       list.push_back(std::move(item));
     }
   }

@@ -38,37 +38,25 @@ void silence_hdf5_errors() {
 
 }  // namespace
 
-template <>
-hid_t hdf5_native_type<std::int8_t>() {
-  return H5T_NATIVE_INT8;
+hid_t hdf5_integer_type(std::size_t bytes, bool is_signed) {
+  switch (bytes) {
+    case 1:
+      return is_signed ? H5T_NATIVE_INT8 : H5T_NATIVE_UINT8;
+    case 2:
+      return is_signed ? H5T_NATIVE_INT16 : H5T_NATIVE_UINT16;
+    case 4:
+      return is_signed ? H5T_NATIVE_INT32 : H5T_NATIVE_UINT32;
+    case 8:
+      return is_signed ? H5T_NATIVE_INT64 : H5T_NATIVE_UINT64;
+    default:
+      throw Hdf5Error(fmt::format("no HDF5 native integer type of {} bytes", bytes));
+  }
 }
-template <>
-hid_t hdf5_native_type<std::uint8_t>() {
-  return H5T_NATIVE_UINT8;
-}
-template <>
-hid_t hdf5_native_type<std::int32_t>() {
-  return H5T_NATIVE_INT32;
-}
-template <>
-hid_t hdf5_native_type<std::uint32_t>() {
-  return H5T_NATIVE_UINT32;
-}
-template <>
-hid_t hdf5_native_type<std::int64_t>() {
-  return H5T_NATIVE_INT64;
-}
-template <>
-hid_t hdf5_native_type<std::uint64_t>() {
-  return H5T_NATIVE_UINT64;
-}
-template <>
-hid_t hdf5_native_type<float>() {
-  return H5T_NATIVE_FLOAT;
-}
-template <>
-hid_t hdf5_native_type<double>() {
-  return H5T_NATIVE_DOUBLE;
+
+hid_t hdf5_float_type(std::size_t bytes) {
+  if (bytes == sizeof(float)) return H5T_NATIVE_FLOAT;
+  if (bytes == sizeof(double)) return H5T_NATIVE_DOUBLE;
+  throw Hdf5Error(fmt::format("no HDF5 native floating-point type of {} bytes", bytes));
 }
 
 Hdf5Handle& Hdf5Handle::operator=(Hdf5Handle&& other) noexcept {
@@ -323,101 +311,6 @@ void Hdf5File::read_raw(const std::string& dataset, hid_t type, void* data, std:
   if (n > 0 && H5Dread(set.get(), type, H5S_ALL, H5S_ALL, H5P_DEFAULT, data) < 0) {
     fail(fmt::format("cannot read dataset '{}' (file truncated or corrupt?)", dataset));
   }
-}
-
-void Hdf5File::write_attribute(const std::string& object, const std::string& name, hid_t type,
-                               const void* value) {
-  Hdf5Handle target = open_object(object);
-  if (H5Aexists(target.get(), name.c_str()) > 0) H5Adelete(target.get(), name.c_str());
-  Hdf5Handle space(H5Screate(H5S_SCALAR), H5Sclose);
-  Hdf5Handle attr(
-      H5Acreate2(target.get(), name.c_str(), type, space.get(), H5P_DEFAULT, H5P_DEFAULT),
-      H5Aclose);
-  if (attr.get() < 0 || H5Awrite(attr.get(), type, value) < 0) {
-    fail(fmt::format("cannot write attribute '{}' on '{}'", name, object));
-  }
-}
-
-void Hdf5File::set_attribute(const std::string& object, const std::string& name,
-                             const std::string& value) {
-  // Variable-length UTF-8 strings: h5py reads these back as str.
-  Hdf5Handle type(H5Tcopy(H5T_C_S1), H5Tclose);
-  H5Tset_size(type.get(), H5T_VARIABLE);
-  H5Tset_cset(type.get(), H5T_CSET_UTF8);
-  const char* text = value.c_str();
-  write_attribute(object, name, type.get(), &text);
-}
-
-void Hdf5File::set_attribute(const std::string& object, const std::string& name,
-                             std::int64_t value) {
-  write_attribute(object, name, H5T_NATIVE_INT64, &value);
-}
-
-void Hdf5File::set_attribute(const std::string& object, const std::string& name, double value) {
-  write_attribute(object, name, H5T_NATIVE_DOUBLE, &value);
-}
-
-bool Hdf5File::has_attribute(const std::string& object, const std::string& name) const {
-  return H5Aexists(open_object(object).get(), name.c_str()) > 0;
-}
-
-Hdf5Handle Hdf5File::open_attribute(const std::string& object, const std::string& name) const {
-  Hdf5Handle target = open_object(object);
-  if (H5Aexists(target.get(), name.c_str()) <= 0) {
-    fail(fmt::format("'{}' has no attribute '{}'", object, name));
-  }
-  return Hdf5Handle(H5Aopen(target.get(), name.c_str(), H5P_DEFAULT), H5Aclose);
-}
-
-std::string Hdf5File::string_attribute(const std::string& object, const std::string& name) const {
-  Hdf5Handle attr = open_attribute(object, name);
-  Hdf5Handle type(H5Aget_type(attr.get()), H5Tclose);
-  if (H5Tget_class(type.get()) != H5T_STRING) {
-    fail(fmt::format("attribute '{}' on '{}' is not a string", name, object));
-  }
-  if (H5Tis_variable_str(type.get()) > 0) {
-    Hdf5Handle mem(H5Tcopy(H5T_C_S1), H5Tclose);
-    H5Tset_size(mem.get(), H5T_VARIABLE);
-    H5Tset_cset(mem.get(), H5Tget_cset(type.get()));
-    char* text = nullptr;
-    if (H5Aread(attr.get(), mem.get(), &text) < 0)
-      fail(fmt::format("cannot read attribute '{}'", name));
-    std::string value = text != nullptr ? text : "";
-    Hdf5Handle space(H5Aget_space(attr.get()), H5Sclose);
-    H5Dvlen_reclaim(mem.get(), space.get(), H5P_DEFAULT, &text);
-    return value;
-  }
-  // Fixed-length strings, as other writers (h5py with numpy bytes) produce.
-  std::string value(H5Tget_size(type.get()), '\0');
-  if (H5Aread(attr.get(), type.get(), value.data()) < 0) {
-    fail(fmt::format("cannot read attribute '{}'", name));
-  }
-  return value.substr(0, value.find('\0'));
-}
-
-H5T_class_t Hdf5File::attribute_class(const Hdf5Handle& attr) const {
-  Hdf5Handle type(H5Aget_type(attr.get()), H5Tclose);
-  return H5Tget_class(type.get());
-}
-
-std::int64_t Hdf5File::int_attribute(const std::string& object, const std::string& name) const {
-  Hdf5Handle attr = open_attribute(object, name);
-  std::int64_t value = 0;
-  if (attribute_class(attr) != H5T_INTEGER || H5Aread(attr.get(), H5T_NATIVE_INT64, &value) < 0) {
-    fail(fmt::format("attribute '{}' on '{}' is not an integer", name, object));
-  }
-  return value;
-}
-
-double Hdf5File::double_attribute(const std::string& object, const std::string& name) const {
-  Hdf5Handle attr = open_attribute(object, name);
-  double value = 0;
-  const H5T_class_t kind = attribute_class(attr);
-  if ((kind != H5T_FLOAT && kind != H5T_INTEGER) ||
-      H5Aread(attr.get(), H5T_NATIVE_DOUBLE, &value) < 0) {
-    fail(fmt::format("attribute '{}' on '{}' is not a number", name, object));
-  }
-  return value;
 }
 
 void Hdf5File::flush() {

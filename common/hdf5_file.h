@@ -10,6 +10,7 @@
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 namespace nmt {
@@ -43,7 +44,7 @@ class Hdf5Handle {
   Closer closer_ = nullptr;
 };
 
-// What HDF5 wrote of a Mode::kStreaming file, and its reserved datasets (hdf5_file.cpp).
+// What HDF5 wrote of a Mode::kStreaming file, and its reserved datasets (hdf5_streaming.h).
 struct Hdf5StreamingImage;
 
 class Hdf5File {
@@ -149,9 +150,23 @@ class Hdf5File {
   Hdf5Handle file_;
 };
 
-// The HDF5 native type of T (int8/32/64, uint8/32/64, float, double).
+// HDF5's native integer type of that many bytes (1, 2, 4 or 8) and signedness, and its native
+// floating-point type of that many bytes (4 or 8). Throw Hdf5Error for any other size.
+hid_t hdf5_integer_type(std::size_t bytes, bool is_signed);
+hid_t hdf5_float_type(std::size_t bytes);
+
+// The HDF5 native type of T (an integer or floating-point type): chosen by its size and
+// signedness, as HDF5 defines its own native types.
 template <typename T>
-hid_t hdf5_native_type();
+hid_t hdf5_native_type() {
+  static_assert(std::is_arithmetic_v<T> && !std::is_same_v<T, bool>,
+                "HDF5 datasets here hold integers or floating-point numbers");
+  if constexpr (std::is_floating_point_v<T>) {
+    return hdf5_float_type(sizeof(T));
+  } else {
+    return hdf5_integer_type(sizeof(T), std::is_signed_v<T>);
+  }
+}
 
 template <typename T>
 void Hdf5File::write(const std::string& dataset, const std::vector<T>& data, std::size_t chunk,

@@ -204,20 +204,14 @@ std::int64_t count_all_lines(LineSource& lines) {
 // ---------------------------------------------------------------------------------------------
 // Text: line i of the source translates to line i of the target.
 
-class TextPairReader : public PairReader {
+class TextPairReader : public TwoFilePairReader<LineSource> {
  public:
-  TextPairReader(const std::string& source, const std::string& target)
-      : source_(source), target_(target) {}
+  using TwoFilePairReader::TwoFilePairReader;
 
   bool next(SentencePair& pair) override {
-    const bool has_source = source_.next(pair.source);
-    const bool has_target = target_.next(pair.target);
-    if (has_source && has_target) {
-      pair.line = source_.line_number();
-      return true;
-    }
-    if (has_source || has_target) throw_unequal();
-    return false;
+    if (!next_of_both(pair, [this] { throw_unequal(); })) return false;
+    pair.line = source_.line_number();
+    return true;
   }
 
   double progress() const override {
@@ -234,9 +228,6 @@ class TextPairReader : public PairReader {
         "line)",
         source_.path(), source_lines, target_.path(), target_lines));
   }
-
-  LineSource source_;
-  LineSource target_;
 };
 
 // ---------------------------------------------------------------------------------------------

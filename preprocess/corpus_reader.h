@@ -87,6 +87,29 @@ class PairReader {
 
 std::unique_ptr<PairReader> open_corpus(const CorpusSpec& spec);
 
+// A parallel corpus read from two files in step, one per side. `Side` reads one file:
+// next(std::string&) is false at its end.
+template <typename Side>
+class TwoFilePairReader : public PairReader {
+ public:
+  TwoFilePairReader(const std::string& source, const std::string& target)
+      : source_(source), target_(target) {}
+
+ protected:
+  // The next sentence of each side into `pair`: true when both sides have one, false when both
+  // have ended; when only one has, `unequal()` throws the reader's error.
+  template <typename Unequal>
+  bool next_of_both(SentencePair& pair, Unequal unequal) {
+    const bool has_source = source_.next(pair.source);
+    const bool has_target = target_.next(pair.target);
+    if (has_source != has_target) unequal();
+    return has_source && has_target;
+  }
+
+  Side source_;
+  Side target_;
+};
+
 // done / total clamped to [0, 1]; 0 when the total is unknown (an empty file or a pipe).
 double read_fraction(std::int64_t done, std::int64_t total);
 

@@ -145,12 +145,15 @@ CorpusEntry entry_of(const CorpusSpec& spec) {
   return entry;
 }
 
-// `where` is the item the entry was read from, for errors.
-CorpusSpec spec_of(const CorpusEntry& entry, const ConfigSection& where) {
+// Called by the FieldReader on each corpus as it is read.
+void check_item(const CorpusEntry& entry, const ConfigSection& where) {
   if (entry.source.empty()) throw where.error("source", "every corpus needs a source file");
   if (entry.columns.size() != 2) {
     throw where.error("columns", "expected [source column, target column]");
   }
+}
+
+CorpusSpec spec_of(const CorpusEntry& entry) {
   return {entry.source, entry.target, entry.format, static_cast<int>(entry.columns[0]),
           static_cast<int>(entry.columns[1])};
 }
@@ -195,12 +198,9 @@ PreprocessConfig load_preprocess_config(const std::string& path,
   const std::string source = path.empty() ? "--set" : path;
   Document document;
   read_fields(root, source, document);
-  const auto corpora = ConfigSection(root, source).section("corpora");
   for (auto& split : document.config.splits) {
-    const auto& entries = document.corpora.of(split.name);
-    const auto items = corpora.section_list(split.name);
-    for (std::size_t i = 0; i < entries.size(); ++i) {
-      split.corpora.push_back(spec_of(entries[i], items[i]));
+    for (const auto& entry : document.corpora.of(split.name)) {
+      split.corpora.push_back(spec_of(entry));
     }
   }
   return document.config;

@@ -268,18 +268,12 @@ class SegmentSource {
   std::int64_t segment_line_ = 0;
 };
 
-class SgmlPairReader : public PairReader {
+class SgmlPairReader : public TwoFilePairReader<SegmentSource> {
  public:
-  SgmlPairReader(const std::string& source, const std::string& target)
-      : source_(source), target_(target) {}
+  using TwoFilePairReader::TwoFilePairReader;
 
   bool next(SentencePair& pair) override {
-    const bool has_source = source_.next(pair.source);
-    const bool has_target = target_.next(pair.target);
-    if (!has_source || !has_target) {
-      if (has_source || has_target) throw_unequal();
-      return false;
-    }
+    if (!next_of_both(pair, [this] { throw_unequal(); })) return false;
     // A reference in another document order would pair wrong sentences without any other sign.
     if (source_.docid() != target_.docid() || source_.id() != target_.id()) throw_mismatch();
     pair.line = source_.count();
@@ -310,9 +304,6 @@ class SgmlPairReader : public PairReader {
         source_.count(), source_.lines().path(), source_.line(), source_.docid(), source_.id(),
         target_.lines().path(), target_.line(), target_.docid(), target_.id()));
   }
-
-  SegmentSource source_;
-  SegmentSource target_;
 };
 
 }  // namespace

@@ -14,6 +14,7 @@ namespace {
 
 using testing::TempDir;
 using testing::tiny_dataset;
+using testing::token_budget;
 
 // Sharding by global update: an update takes the plan's next update_batches batches whatever the
 // number of ranks, rank r of N the r-th run of update_batches / N of them; an epoch's tail that
@@ -22,9 +23,7 @@ using testing::tiny_dataset;
 TEST(BatchStream, ShardsEachUpdateByRankPrefetchesWithoutMovingAndResumes) {
   TempDir dir;
   const auto dataset = tiny_dataset(dir, 200);
-  DataConfig config;
-  config.max_src_tokens = 60;
-  config.max_tgt_tokens = 60;
+  DataConfig config = token_budget(60);
   data::TokenBatcher batcher(dataset, config, 11);
   const auto plan0 = batcher.epoch_plan(0);
   const auto plan1 = batcher.epoch_plan(1);

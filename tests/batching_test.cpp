@@ -15,13 +15,12 @@ namespace {
 
 using testing::TempDir;
 using testing::tiny_dataset;
+using testing::token_budget;
 
 TEST(Batching, BudgetsCoverageDeterminismAndTensors) {
   TempDir dir;
   const auto dataset = tiny_dataset(dir, 500);
-  DataConfig config;
-  config.max_src_tokens = 40;
-  config.max_tgt_tokens = 40;
+  DataConfig config = token_budget(40);
   config.max_length = 9;  // drops pairs whose source has 9 tokens (+EOS = 10)
   config.bucket_pool = 4;
   data::TokenBatcher batcher(dataset, config, 7);
@@ -58,9 +57,7 @@ TEST(Batching, BudgetsCoverageDeterminismAndTensors) {
 TEST(Batching, EpochPlanStreamsPoolsAndMixesBlocks) {
   TempDir dir;
   const auto dataset = tiny_dataset(dir, 3000);
-  DataConfig config;
-  config.max_src_tokens = 60;
-  config.max_tgt_tokens = 60;
+  DataConfig config = token_budget(60);
   config.bucket_pool = 8;  // ~8 batches of ~12 pairs: pools of 2 blocks of 64 pairs
   data::TokenBatcher batcher(dataset, config, 5);
   ASSERT_GT(batcher.pools(), 10);

@@ -11,6 +11,7 @@
 #include "eval/metrics/bleu.h"
 #include "eval/metrics/python_str.h"
 #include "eval/metrics/tokenizer_13a.h"
+#include "tests/regression_corpora.h"
 
 namespace nmt::eval {
 namespace {
@@ -308,15 +309,11 @@ TEST(Bleu, SentenceBleuUsesEffectiveOrder) {
 
 // ---- Regression values (sacreBLEU's algorithm traced step by step) --------------------------
 
-const std::vector<std::string> kHypsA = {
-    "The cat sat on the mat.", "It costs $3.50, not 1,000 dollars!",
-    "A well-known fact: 1990-2000 was a decade.", "He said &quot;hello&quot; &amp; left."};
-const Streams kRefsA = {{"The cat is sitting on the mat.", "It costs $3.50, not 1.000 dollars.",
-                         "It is a well-known fact that 1990-2000 was a decade.",
-                         "He said \"hello\" and left."}};
+using testing::kEnglishHyps;
+using testing::kEnglishRefs;
 
 TEST(BleuRegression, EnglishCorpusOneReference) {
-  const auto r = corpus_bleu(kHypsA, kRefsA, {});
+  const auto r = corpus_bleu(kEnglishHyps, kEnglishRefs, {});
   EXPECT_NEAR(r.score.score, 54.7433, 5e-5);
   EXPECT_NEAR(r.score.bp, 0.917856, 5e-7);
   EXPECT_EQ(r.score.hyp_len, 35);
@@ -324,18 +321,15 @@ TEST(BleuRegression, EnglishCorpusOneReference) {
   EXPECT_NEAR(r.score.precisions[1], 67.7419, 5e-5);
   BleuOptions lc;
   lc.lowercase = true;
-  EXPECT_NEAR(corpus_bleu(kHypsA, kRefsA, lc).score.score, 56.8268, 5e-5);
+  EXPECT_NEAR(corpus_bleu(kEnglishHyps, kEnglishRefs, lc).score.score, 56.8268, 5e-5);
   BleuOptions none;
   none.tokenize = "none";
-  EXPECT_NEAR(corpus_bleu(kHypsA, kRefsA, none).score.score, 31.1957, 5e-5);
+  EXPECT_NEAR(corpus_bleu(kEnglishHyps, kEnglishRefs, none).score.score, 31.1957, 5e-5);
 }
 
 TEST(BleuRegression, UnicodeCorpusTwoReferencesOneEmpty) {
-  const std::vector<std::string> hyps = {"Das Haus ist sehr schön.", "ΟΔΟΣ ΑΘΗΝΩΝ",
-                                         "Straße gesperrt — Umleitung!"};
-  const Streams refs = {
-      {"Das Haus ist wunderschön.", "", "Die Straße ist gesperrt, bitte Umleitung nutzen."},
-      {"Dieses Haus ist sehr schön!", "οδός Αθηνών", "Straße gesperrt: Umleitung."}};
+  const auto& hyps = testing::kUnicodeHyps;
+  const Streams& refs = testing::kUnicodeRefs;
   const auto r = corpus_bleu(hyps, refs, {});
   // The empty reference adds no n-gram and is never the closest length here, so the score is
   // the one without it (sacrebleu 2.6.0: 41.50310536923283); it still counts in nrefs.

@@ -350,16 +350,9 @@ TEST(CheckpointStreaming, AveragingHoldsOneModel) {
 // written: a disk filling up beside a save that has started does not fail it.
 TEST(CheckpointStreaming, AFullDiskLeavesNoTemporaryAndTheEarlierCheckpoint) {
   TempDir dir;
-  const std::string small = dir.file("small");
-  fs::create_directories(small);
-  const std::string mount = "mount -t tmpfs -o size=3m nmt-test-tmpfs '" + small + "'";
-  if (std::system((mount + " 2> /dev/null").c_str()) != 0) {
-    GTEST_SKIP() << "cannot mount a tmpfs here (needs root): " << mount;
-  }
-  struct Unmount {
-    std::string point;
-    ~Unmount() { EXPECT_EQ(std::system(("umount '" + point + "'").c_str()), 0); }
-  } unmount{small};
+  const testing::SmallTmpfs tmpfs(dir, "3m", testing::SmallTmpfs::Unmount::kExpectSuccess);
+  if (!tmpfs.mounted()) GTEST_SKIP() << tmpfs.skip_reason();
+  const std::string small = tmpfs.point();
   const auto config = tiny_config(write_data(dir, 16));  // 168,960 parameters: 1.9 MiB with Adam
   model::Transformer model(config.model);
   torch::optim::Adam adam(model->parameters());

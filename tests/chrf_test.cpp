@@ -9,6 +9,7 @@
 #include "eval/metrics/bleu.h"
 #include "eval/metrics/chrf.h"
 #include "eval/metrics/tokenizer_13a.h"
+#include "tests/regression_corpora.h"
 
 namespace nmt::eval {
 namespace {
@@ -144,12 +145,8 @@ TEST(Chrf, RejectsBadInput) {
 // ---- Regression values (sacreBLEU's algorithm traced step by step) --------------------------
 
 TEST(ChrfRegression, EnglishCorpusOneReference) {
-  const std::vector<std::string> hyps = {
-      "The cat sat on the mat.", "It costs $3.50, not 1,000 dollars!",
-      "A well-known fact: 1990-2000 was a decade.", "He said &quot;hello&quot; &amp; left."};
-  const Streams refs = {{"The cat is sitting on the mat.", "It costs $3.50, not 1.000 dollars.",
-                         "It is a well-known fact that 1990-2000 was a decade.",
-                         "He said \"hello\" and left."}};
+  const auto& hyps = testing::kEnglishHyps;
+  const Streams& refs = testing::kEnglishRefs;
   EXPECT_NEAR(corpus_chrf(hyps, refs, {}).score, 64.8440, 5e-5);
   EXPECT_NEAR(corpus_chrf(hyps, refs, chrf_plus_plus()).score, 63.5295, 5e-5);
   ChrfOptions lc = chrf_plus_plus();
@@ -158,11 +155,8 @@ TEST(ChrfRegression, EnglishCorpusOneReference) {
 }
 
 TEST(ChrfRegression, UnicodeCorpusTwoReferencesOneEmpty) {
-  const std::vector<std::string> hyps = {"Das Haus ist sehr schön.", "ΟΔΟΣ ΑΘΗΝΩΝ",
-                                         "Straße gesperrt — Umleitung!"};
-  const Streams refs = {
-      {"Das Haus ist wunderschön.", "", "Die Straße ist gesperrt, bitte Umleitung nutzen."},
-      {"Dieses Haus ist sehr schön!", "οδός Αθηνών", "Straße gesperrt: Umleitung."}};
+  const auto& hyps = testing::kUnicodeHyps;
+  const Streams& refs = testing::kUnicodeRefs;
   const auto plain = corpus_chrf(hyps, refs, {});
   EXPECT_NEAR(plain.score, 65.3370, 5e-5);
   EXPECT_EQ(plain.signature.substr(0, 8), "nrefs:2|");  // '' is a reference (sacreBLEU 2.x)

@@ -34,6 +34,28 @@ namespace {
 
 namespace fs = std::filesystem;
 
+// Beam search's defaults, returning the `nbest` best hypotheses of at most source length +
+// `max_length_offset` tokens.
+BeamOptions n_best(std::int64_t nbest, std::int64_t max_length_offset) {
+  BeamOptions o;
+  o.nbest = nbest;
+  o.max_length_offset = max_length_offset;
+  return o;
+}
+
+// Each source's n-best lists hold the same hypotheses: the same tokens, scores within `tolerance`.
+void expect_same_hypotheses(const std::vector<std::vector<Hypothesis>>& actual,
+                            const std::vector<std::vector<Hypothesis>>& expected,
+                            double tolerance) {
+  for (std::size_t b = 0; b < actual.size(); ++b) {
+    ASSERT_EQ(actual[b].size(), expected[b].size());
+    for (std::size_t i = 0; i < actual[b].size(); ++i) {
+      EXPECT_EQ(actual[b][i].tokens, expected[b][i].tokens) << b << "/" << i;
+      EXPECT_NEAR(actual[b][i].score, expected[b][i].score, tolerance);
+    }
+  }
+}
+
 // Greedy decoding by recomputing the whole decoder at every step (no cache).
 std::vector<std::int64_t> uncached_greedy(model::Transformer& m, const at::Tensor& src,
                                           std::int64_t max_len) {
@@ -120,9 +142,7 @@ TEST(Decode, BeamOneEqualsGreedy) {
 
 TEST(Decode, BeamScoresAreSortedAndPenalised) {
   auto m = random_model(6);
-  BeamOptions o;
-  o.nbest = 4;
-  o.max_length_offset = 10;
+  BeamOptions o = n_best(4, 10);
   const auto results = beam_search(m, sources(), o);
   for (const auto& nbest : results) {
     ASSERT_FALSE(nbest.empty());
@@ -151,19 +171,11 @@ TEST(Decode, CachedBeamSearchEqualsRecomputation) {
   // not depend on the type.
   auto m = random_model(8);
   m->to(at::kDouble);
-  BeamOptions o;
-  o.nbest = 3;
-  o.max_length_offset = 12;
+  BeamOptions o = n_best(3, 12);
   const auto cached = beam_search(m, sources(), o);
   o.use_cache = false;
   const auto recomputed = beam_search(m, sources(), o);
-  for (std::size_t b = 0; b < cached.size(); ++b) {
-    ASSERT_EQ(cached[b].size(), recomputed[b].size());
-    for (std::size_t i = 0; i < cached[b].size(); ++i) {
-      EXPECT_EQ(cached[b][i].tokens, recomputed[b][i].tokens) << b << "/" << i;
-      EXPECT_NEAR(cached[b][i].score, recomputed[b][i].score, 1e-4);
-    }
-  }
+  expect_same_hypotheses(cached, recomputed, 1e-4);
 }
 
 // Batched beam search with the KV cache on the GPU gives the CPU's hypotheses for a fixed model
@@ -172,20 +184,12 @@ TEST(Decode, BeamSearchOnTheGpuEqualsTheCpu) {
   if (!torch::cuda::is_available()) GTEST_SKIP() << "no CUDA device";
   auto m = random_model(9);
   m->to(at::kDouble);
-  BeamOptions o;
-  o.nbest = 2;
-  o.max_length_offset = 10;
+  BeamOptions o = n_best(2, 10);
   const auto on_cpu = beam_search(m, sources(), o);
   m->to(c10::Device(c10::kCUDA, 0));
   const auto on_gpu = beam_search(m, sources().to(c10::Device(c10::kCUDA, 0)), o);
   ASSERT_EQ(on_gpu.size(), on_cpu.size());
-  for (std::size_t b = 0; b < on_cpu.size(); ++b) {
-    ASSERT_EQ(on_gpu[b].size(), on_cpu[b].size());
-    for (std::size_t i = 0; i < on_cpu[b].size(); ++i) {
-      EXPECT_EQ(on_gpu[b][i].tokens, on_cpu[b][i].tokens) << b << "/" << i;
-      EXPECT_NEAR(on_gpu[b][i].score, on_cpu[b][i].score, 1e-5);
-    }
-  }
+  expect_same_hypotheses(on_gpu, on_cpu, 1e-5);
 }
 
 TEST(Decode, LengthPenaltyFormula) {

@@ -5,19 +5,25 @@
 #include "trainer/runtime/device_assignment.h"
 
 #include <map>
+#include <optional>
 #include <set>
+#include <string>
+#include <utility>
 
 #include "test_utils.h"
 
 namespace nmt::runtime {
 namespace {
 
-// One rank as its MPI communicator sees it, on a node with `visible` GPUs.
-DeviceRequest rank(int local_rank, int local_size, int visible) {
+// One rank as its MPI communicator sees it, on a node with `visible` GPUs, with the
+// CUDA_VISIBLE_DEVICES it was started with, if any.
+DeviceRequest rank(int local_rank, int local_size, int visible,
+                   std::optional<std::string> cuda_visible_devices = std::nullopt) {
   DeviceRequest r;
   r.local_rank = local_rank;
   r.local_size = local_size;
   r.visible = visible;
+  r.launcher.cuda_visible_devices = std::move(cuda_visible_devices);
   return r;
 }
 
@@ -92,9 +98,7 @@ TEST(DeviceAssignment, GpusPerNodeMapLocalRankIToCudaI) {
 
 TEST(DeviceAssignment, SiteCudaVisibleDevicesAreIndexedInOrder) {
   for (int i = 0; i < 4; ++i) {
-    auto r = rank(i, 4, 4);
-    r.launcher.cuda_visible_devices = "4,5,6,7";
-    const auto a = assign_device(r);
+    const auto a = assign_device(rank(i, 4, 4, "4,5,6,7"));
     EXPECT_EQ(a.index, i);
     EXPECT_TRUE(contains(a.reason, "GPU " + std::to_string(4 + i) + " of CUDA_VISIBLE_DEVICES"))
         << a.reason;
@@ -109,9 +113,8 @@ TEST(DeviceAssignment, MoreRanksThanGpusIsAnErrorNamingTheNumbers) {
   // mpirun -np 2 on a machine with one GPU: both would drive it.
   NMT_EXPECT_THROW_WITH(assign_device(rank(0, 2, 1)), std::invalid_argument, "2 ranks on this node",
                         "1 GPU(s) visible");
-  auto site = rank(0, 4, 2);
-  site.launcher.cuda_visible_devices = "2,3";
-  NMT_EXPECT_THROW_WITH(assign_device(site), std::invalid_argument, "CUDA_VISIBLE_DEVICES='2,3'");
+  NMT_EXPECT_THROW_WITH(assign_device(rank(0, 4, 2, "2,3")), std::invalid_argument,
+                        "CUDA_VISIBLE_DEVICES='2,3'");
 }
 
 TEST(DeviceAssignment, SharingWhenAllowedIsRoundRobinAndSaysSo) {
@@ -212,9 +215,8 @@ TEST(DeviceAssignment, ExplicitIndex) {
 TEST(DeviceAssignment, NoVisibleGpuIsAnError) {
   NMT_EXPECT_THROW_WITH(assign_device(rank(0, 1, 0)), std::invalid_argument, "no GPU is visible",
                         "--device cpu");
-  auto hidden = rank(0, 1, 0);
-  hidden.launcher.cuda_visible_devices = "";
-  NMT_EXPECT_THROW_WITH(assign_device(hidden), std::invalid_argument, "CUDA_VISIBLE_DEVICES=''");
+  NMT_EXPECT_THROW_WITH(assign_device(rank(0, 1, 0, "")), std::invalid_argument,
+                        "CUDA_VISIBLE_DEVICES=''");
 }
 
 TEST(DeviceAssignment, MalformedLauncherVariablesAreNamed) {

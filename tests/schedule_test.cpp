@@ -42,14 +42,20 @@ UpdateVotes stop_votes(StopReason reason) {
   return v;
 }
 
+// The votes of the update on which the time budget runs out.
+UpdateVotes out_of_time_votes() {
+  UpdateVotes v;
+  v.out_of_time = true;
+  return v;
+}
+
 TEST(Schedule, LogsEveryLogStepTheLastStepAndAStop) {
   Schedule s(train_config(), checkpoint_config(), true, 1, t0);
   const UpdateVotes none;
   EXPECT_TRUE(s.log(20, none));
   EXPECT_FALSE(s.log(21, none));
   EXPECT_TRUE(s.log(1000, none)) << "the last step";
-  UpdateVotes out;
-  out.out_of_time = true;
+  const UpdateVotes out = out_of_time_votes();
   EXPECT_TRUE(s.log(21, out)) << "the time budget's last step";
   EXPECT_TRUE(s.log(21, stop_votes(StopReason::kPreempted))) << "a stop";
 }
@@ -65,8 +71,7 @@ TEST(Schedule, ValidatesOnItsStepsAndTheLastButBleuNotOnAStop) {
   EXPECT_TRUE(s.validate_bleu(500, none));
   EXPECT_FALSE(s.validate_bleu(300, none));
   EXPECT_FALSE(s.validate_bleu(500, stop)) << "BLEU is a metric only: not on a stop";
-  UpdateVotes out;
-  out.out_of_time = true;
+  const UpdateVotes out = out_of_time_votes();
   EXPECT_TRUE(s.validate_bleu(333, out)) << "the time budget's last step";
 
   Schedule without(train_config(), checkpoint_config(), false, 1, t0);
@@ -85,8 +90,7 @@ TEST(Schedule, ChecksByStepsAtTheEndAndWhenTheRunEndsEarly) {
   EXPECT_TRUE(s.checkpoint(1000, none, t0));
   EXPECT_TRUE(s.checkpoint(501, stop_votes(StopReason::kPreempted), t0));
   EXPECT_TRUE(s.checkpoint(501, stop_votes(StopReason::kUnrecorded), t0));
-  UpdateVotes out;
-  out.out_of_time = true;
+  const UpdateVotes out = out_of_time_votes();
   EXPECT_TRUE(s.checkpoint(501, out, t0));
   train::ValidationRecord record{std::numeric_limits<double>::infinity(), 0};
   s.record_validation(record, 2.0);

@@ -180,6 +180,30 @@ TEST(ShardFormat, VocabularyMismatchIsRefused) {
                         std::runtime_error, "vocabulary", "--spm-model");
 }
 
+// A shard's datasets as written by hand, unchecked.
+struct RawShard {
+  std::vector<std::int32_t> src_tokens, tgt_tokens;
+  std::vector<std::int64_t> src_offsets, tgt_offsets, index;
+};
+
+// A current-version shard of split "train" (vocabulary of 10) holding `raw` as it is, one pair per
+// index entry: for shards the writer would never produce.
+void write_raw_shard(const std::string& path, const RawShard& raw) {
+  Hdf5File h5(path, Hdf5File::Mode::kCreate);
+  h5.set_attribute("/", "format", std::string("nmt-shard"));
+  h5.set_attribute("/", "format_version", kShardFormatVersion);
+  h5.set_attribute("/", "split", std::string("train"));
+  h5.set_attribute("/", "num_pairs", static_cast<std::int64_t>(raw.index.size()));
+  h5.set_attribute("/", "vocab_size", std::int64_t{10});
+  h5.set_attribute("/", "vocab_sha256", std::string("x"));
+  h5.set_attribute("/", "sources", std::string("[]"));
+  h5.write("/src/tokens", raw.src_tokens);
+  h5.write("/tgt/tokens", raw.tgt_tokens);
+  h5.write("/src/offsets", raw.src_offsets);
+  h5.write("/tgt/offsets", raw.tgt_offsets);
+  h5.write("/index", raw.index);
+}
+
 TEST(ShardFormat, ForeignVersionAndBadTokensAreRefused) {
   TempDir dir;
   const auto path = dir.file("old.h5");
@@ -191,41 +215,14 @@ TEST(ShardFormat, ForeignVersionAndBadTokensAreRefused) {
   NMT_EXPECT_THROW_WITH(Shard::load(path), std::runtime_error, "old.h5", "version 99");
 
   const auto bad = dir.file("bad.h5");
-  {
-    Hdf5File h5(bad, Hdf5File::Mode::kCreate);
-    h5.set_attribute("/", "format", std::string("nmt-shard"));
-    h5.set_attribute("/", "format_version", kShardFormatVersion);
-    h5.set_attribute("/", "split", std::string("train"));
-    h5.set_attribute("/", "num_pairs", std::int64_t{1});
-    h5.set_attribute("/", "vocab_size", std::int64_t{10});
-    h5.set_attribute("/", "vocab_sha256", std::string("x"));
-    h5.set_attribute("/", "sources", std::string("[]"));
-    h5.write("/src/tokens", std::vector<std::int32_t>{4, 12});
-    h5.write("/tgt/tokens", std::vector<std::int32_t>{5});
-    h5.write("/src/offsets", std::vector<std::int64_t>{0, 2});
-    h5.write("/tgt/offsets", std::vector<std::int64_t>{0, 1});
-    h5.write("/index", std::vector<std::int64_t>{0});
-  }
+  write_raw_shard(bad, {{4, 12}, {5}, {0, 2}, {0, 1}, {0}});
   const auto shard = Shard::load(bad);  // ids are checked as pairs are read
   EXPECT_EQ(shard.lengths(0).src, 2);
   NMT_EXPECT_THROW_WITH(shard.pair(0), std::runtime_error, "bad.h5", "id 12");
 
   const auto disordered = dir.file("disordered.h5");
-  {
-    Hdf5File h5(disordered, Hdf5File::Mode::kCreate);
-    h5.set_attribute("/", "format", std::string("nmt-shard"));
-    h5.set_attribute("/", "format_version", kShardFormatVersion);
-    h5.set_attribute("/", "split", std::string("train"));
-    h5.set_attribute("/", "num_pairs", std::int64_t{2});
-    h5.set_attribute("/", "vocab_size", std::int64_t{10});
-    h5.set_attribute("/", "vocab_sha256", std::string("x"));
-    h5.set_attribute("/", "sources", std::string("[]"));
-    h5.write("/src/tokens", std::vector<std::int32_t>{4, 5});
-    h5.write("/tgt/tokens", std::vector<std::int32_t>{5, 6});
-    h5.write("/src/offsets", std::vector<std::int64_t>{0, 3, 2});  // pair 0 ends past the tokens
-    h5.write("/tgt/offsets", std::vector<std::int64_t>{0, 1, 2});
-    h5.write("/index", std::vector<std::int64_t>{0, 1});
-  }
+  // Pair 0's source ends past the tokens.
+  write_raw_shard(disordered, {{4, 5}, {5, 6}, {0, 3, 2}, {0, 1, 2}, {0, 1}});
   const auto broken = Shard::load(disordered);
   NMT_EXPECT_THROW_WITH(broken.lengths(0), std::runtime_error, "disordered.h5", "pair 0");
   NMT_EXPECT_THROW_WITH(broken.pair(1), std::runtime_error, "disordered.h5", "pair 1");

@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -45,6 +46,42 @@ inline std::string read_text(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
 }
+
+// A small tmpfs (mount's size=, e.g. "1m") on dir/small for a full-disk test, unmounted when this
+// ends. Mounting needs root: where it is not allowed, mounted() is false and the test skips with
+// skip_reason().
+class SmallTmpfs {
+ public:
+  enum class Unmount { kExpectSuccess, kIgnoreFailure };
+
+  SmallTmpfs(const TempDir& dir, const std::string& size, Unmount unmount)
+      : point_(dir.file("small")),
+        command_("mount -t tmpfs -o size=" + size + " nmt-test-tmpfs '" + point_ + "'"),
+        unmount_(unmount) {
+    std::filesystem::create_directories(point_);
+    mounted_ = std::system((command_ + " 2> /dev/null").c_str()) == 0;
+  }
+  ~SmallTmpfs() {
+    if (!mounted_) return;
+    const int status = std::system(("umount '" + point_ + "'").c_str());
+    if (unmount_ == Unmount::kExpectSuccess) {
+      EXPECT_EQ(status, 0);
+    }
+  }
+  SmallTmpfs(const SmallTmpfs&) = delete;
+  SmallTmpfs& operator=(const SmallTmpfs&) = delete;
+
+  bool mounted() const { return mounted_; }
+  std::string skip_reason() const { return "cannot mount a tmpfs here (needs root): " + command_; }
+  // Where it is mounted.
+  const std::string& point() const { return point_; }
+
+ private:
+  std::string point_;
+  std::string command_;
+  Unmount unmount_;
+  bool mounted_ = false;
+};
 
 // Expects `statement` to throw E whose message contains every one of `parts`.
 #define NMT_EXPECT_THROW_WITH(statement, E, ...)                       \

@@ -6,6 +6,7 @@
 
 #include "preprocess/shard_format.h"
 #include "test_utils.h"
+#include "trainer/config/train_config.h"
 
 namespace nmt::testing {
 
@@ -26,6 +27,14 @@ inline preprocess::ShardDataset tiny_dataset(const TempDir& dir, int pairs) {
   m.splits.push_back(split);
   preprocess::write_manifest(dir.path().string(), m);
   return preprocess::ShardDataset::open(dir.path().string(), "train");
+}
+
+// The data config's defaults with a budget of `tokens` source and `tokens` target tokens a batch.
+inline DataConfig token_budget(std::int64_t tokens) {
+  DataConfig config;
+  config.max_src_tokens = tokens;
+  config.max_tgt_tokens = tokens;
+  return config;
 }
 
 }  // namespace nmt::testing

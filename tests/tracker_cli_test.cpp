@@ -20,7 +20,6 @@ namespace nmt::tracker {
 namespace {
 
 using nlohmann::json;
-namespace fs = std::filesystem;
 
 std::size_t count_of(const std::string& text, const std::string& part) {
   std::size_t n = 0;
@@ -137,16 +136,10 @@ TEST(NmtTrackerCli, NamesRunsFindsTheDaemonFromTheEnvironmentAndPlots) {
 
 TEST(NmtTrackerCli, ListsRunsPrintsMetricsAndTheAblationTable) {
   testing::TempDir dir;
-  const std::string token_file = dir.file("token");
-  testing::write_text(token_file, "s3cret\n");
-  fs::permissions(token_file, fs::perms::owner_read | fs::perms::owner_write);
-  Daemon daemon(dir.path(), 0, {"--token-file", token_file});
-  auto options = options_for(daemon.url(), dir);
-  options.token = "s3cret";
-  TrackerClient client(options);
-  const std::int64_t run = client.start_run(run_info("cli-run")).value();
-  for (int step = 0; step < 5; ++step) client.log_metric("train/loss", step, 4.5 - step);
-  client.log_eval({"valid", 5, "", 25.84, std::nullopt, 4.921, ""});
+  TokenDaemon served(dir);
+  auto& [token_file, daemon, client] = served;
+  const std::int64_t run =
+      start_sample_run(client, "cli-run", {"valid", 5, "", 25.84, std::nullopt, 4.921, ""});
   ASSERT_TRUE(client.flush(10s));
   EXPECT_EQ(run_cli("--port-file " + daemon.port_file() + " runs").status, 1);  // no token
   const std::string where =

@@ -401,15 +401,10 @@ TEST(TrackerClient, NextAttemptResumesTheRunByUid) {
 
 TEST(TrackerReader, ReadsARealDaemonAndNamesItInErrors) {
   testing::TempDir dir;
-  const std::string token_file = dir.file("token");
-  testing::write_text(token_file, "s3cret\n");
-  Daemon daemon(dir.path(), 0, {"--token-file", token_file});
-  auto options = options_for(daemon.url(), dir);
-  options.token = "s3cret";
-  TrackerClient client(options);
-  const std::int64_t run = client.start_run(run_info("reader-run")).value();
-  for (int step = 0; step < 5; ++step) client.log_metric("train/loss", step, 4.5 - step);
-  client.log_eval({"valid", 5, std::nullopt, 25.84, std::nullopt, 4.921, std::nullopt});
+  TokenDaemon served(dir);
+  auto& [token_file, daemon, client] = served;
+  const std::int64_t run = start_sample_run(
+      client, "reader-run", {"valid", 5, std::nullopt, 25.84, std::nullopt, 4.921, std::nullopt});
   ASSERT_TRUE(client.flush(10s));
 
   const auto no_env = [](const char*) -> const char* { return nullptr; };

@@ -335,4 +335,13 @@ class Daemon {
   unsigned short port_ = 0;
 };
 
+// A daemon started with `flags` in a scratch directory of its own, and a connection to it.
+struct ServedDaemon {
+  explicit ServedDaemon(const std::vector<std::string>& flags = {})
+      : daemon(dir, flags), c(daemon.port()) {}
+  TempDir dir;
+  Daemon daemon;
+  Connection c;
+};
+
 }  // namespace nmt::testing

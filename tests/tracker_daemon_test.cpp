@@ -23,6 +23,7 @@ using nlohmann::json;
 using nmt::testing::Connection;
 using nmt::testing::Daemon;
 using nmt::testing::Reply;
+using nmt::testing::ServedDaemon;
 using nmt::testing::TempDir;
 using nmt::testing::TestSocket;
 using Clock = std::chrono::steady_clock;
@@ -67,9 +68,8 @@ std::vector<std::int64_t> stored_steps(Connection& c, std::int64_t run, const st
 }
 
 TEST(TrackerDaemon, HealthAnswers200) {
-  TempDir dir;
-  Daemon daemon(dir, {});
-  Connection c(daemon.port());
+  ServedDaemon served;
+  auto& [dir, daemon, c] = served;
   const auto reply = c.get("/api/health");
   ASSERT_EQ(reply.status, 200) << reply.body;
   EXPECT_EQ(reply.json().at("status"), "ok");
@@ -78,9 +78,8 @@ TEST(TrackerDaemon, HealthAnswers200) {
 }
 
 TEST(TrackerDaemon, CreateRunIngestAndReadSeriesOverOneConnection) {
-  TempDir dir;
-  Daemon daemon(dir, {});
-  Connection c(daemon.port());
+  ServedDaemon served;
+  auto& [dir, daemon, c] = served;
   const auto run = create_run(c, "series");
   auto reply = c.post(metrics_path(run), metric_batch(0, 0, 0, 10, "train/loss rate"));
   ASSERT_EQ(reply.status, 200) << reply.body;
@@ -99,9 +98,8 @@ TEST(TrackerDaemon, CreateRunIngestAndReadSeriesOverOneConnection) {
 }
 
 TEST(TrackerDaemon, MalformedJsonIs400NamingTheField) {
-  TempDir dir;
-  Daemon daemon(dir, {});
-  Connection c(daemon.port());
+  ServedDaemon served;
+  auto& [dir, daemon, c] = served;
   auto reply = c.request(http::verb::post, "/api/runs", "{\"experiment\": ");
   ASSERT_EQ(reply.status, 400) << reply.body;
   EXPECT_TRUE(reply.json().contains("error"));
@@ -116,9 +114,8 @@ TEST(TrackerDaemon, MalformedJsonIs400NamingTheField) {
 }
 
 TEST(TrackerDaemon, UnknownRouteIs404) {
-  TempDir dir;
-  Daemon daemon(dir, {});
-  Connection c(daemon.port());
+  ServedDaemon served;
+  auto& [dir, daemon, c] = served;
   const auto reply = c.get("/api/no/such/route");
   EXPECT_EQ(reply.status, 404) << reply.body;
   EXPECT_TRUE(reply.json().contains("error"));

@@ -23,6 +23,7 @@ using nlohmann::json;
 using nmt::testing::Connection;
 using nmt::testing::Daemon;
 using nmt::testing::proc_status_kb;
+using nmt::testing::ServedDaemon;
 using nmt::testing::TempDir;
 using nmt::testing::TestSocket;
 using Clock = std::chrono::steady_clock;
@@ -312,9 +313,8 @@ TEST(TrackerLimits, SilentConnectionsAreClosedByTheIdleAndHeaderTimeouts) {
 }
 
 TEST(TrackerLimits, MetricsOverThePointLimitAreBoundedAndSaySo) {
-  TempDir dir;
-  Daemon daemon(dir, {"--max-response-points", "500"});
-  Connection c(daemon.port());
+  ServedDaemon served({"--max-response-points", "500"});
+  auto& [dir, daemon, c] = served;
   const auto run = create_run(c);
   const std::string target = "/api/runs/" + std::to_string(run) + "/metrics";
   for (int batch = 0; batch < 10; ++batch) {
@@ -337,9 +337,8 @@ TEST(TrackerLimits, MetricsOverThePointLimitAreBoundedAndSaySo) {
 }
 
 TEST(TrackerLimits, OutOfRangeNumberIs400NotAStoreFailure) {
-  TempDir dir;
-  Daemon daemon(dir, {});
-  Connection c(daemon.port());
+  ServedDaemon served;
+  auto& [dir, daemon, c] = served;
   const auto run = create_run(c);
   const auto reply = c.request(
       http::verb::post, "/api/runs/" + std::to_string(run) + "/metrics",
@@ -353,9 +352,8 @@ TEST(TrackerLimits, OutOfRangeNumberIs400NotAStoreFailure) {
 // Metric keys of megabytes, each in a body under the body limit (15 of 5 to 10 MB once made every
 // read of their run a 125 MB answer and the daemon 512 MB resident).
 TEST(TrackerLimits, MegabyteMetricKeysAre400AndTheRunStaysSmall) {
-  TempDir dir;
-  Daemon daemon(dir, {});
-  Connection c(daemon.port());
+  ServedDaemon served;
+  auto& [dir, daemon, c] = served;
   const auto run = create_run(c);
   const std::string target = "/api/runs/" + std::to_string(run) + "/metrics";
   for (int sequence = 0; sequence < 4; ++sequence) {
@@ -379,9 +377,8 @@ TEST(TrackerLimits, MegabyteMetricKeysAre400AndTheRunStaysSmall) {
 
 // The flags reach the handler.
 TEST(TrackerLimits, WriteLimitFlagsSetTheLimits) {
-  TempDir dir;
-  Daemon daemon(dir, {"--max-name-bytes", "8", "--max-metric-keys", "2"});
-  Connection c(daemon.port());
+  ServedDaemon served({"--max-name-bytes", "8", "--max-metric-keys", "2"});
+  auto& [dir, daemon, c] = served;
   const auto run = create_run(c);
   const std::string target = "/api/runs/" + std::to_string(run) + "/metrics";
   const auto point = [](const std::string& key) {
@@ -399,9 +396,8 @@ TEST(TrackerLimits, WriteLimitFlagsSetTheLimits) {
 }
 
 TEST(TrackerLimits, DatabaseFilesAreOwnerOnly) {
-  TempDir dir;
-  Daemon daemon(dir, {});
-  Connection c(daemon.port());
+  ServedDaemon served;
+  auto& [dir, daemon, c] = served;
   create_run(c);
   for (const char* name : {"tracker.db", "tracker.db-wal", "tracker.db-shm"}) {
     struct stat info {};

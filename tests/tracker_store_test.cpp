@@ -22,6 +22,20 @@ namespace {
 
 using testing::TempDir;
 
+// What most store tests start from: a fresh database at the latest schema, its store, and the spec
+// of run "r" in experiment "e" (not yet created).
+struct FreshStore {
+  TempDir dir;
+  Database db{dir.file("tracker.db")};
+  RunStore store{db};
+  RunSpec spec = [] {
+    RunSpec s;
+    s.experiment = "e";
+    s.name = "r";
+    return s;
+  }();
+};
+
 TEST(TrackerStore, CreatesWalDatabaseAtLatestSchema) {
   TempDir dir;
   Database db(dir.file("tracker.db"));
@@ -236,12 +250,8 @@ TEST(TrackerStore, RunStoreThrowsNotFoundAndInvalidArgument) {
 }
 
 TEST(TrackerStore, RejectedBatchWritesNothingAndKeepsItsSequence) {
-  TempDir dir;
-  Database db(dir.file("tracker.db"));
-  RunStore store(db);
-  RunSpec spec;
-  spec.experiment = "e";
-  spec.name = "r";
+  FreshStore fresh;
+  auto& [dir, db, store, spec] = fresh;
   const auto run_id = store.create_or_resume_run(spec).run_id;
   std::vector<MetricPoint> points = {{"loss", 1, 2.0, std::nullopt},
                                      {"loss", 2, std::nan(""), std::nullopt},
@@ -260,12 +270,8 @@ TEST(TrackerStore, RejectedBatchWritesNothingAndKeepsItsSequence) {
 }
 
 TEST(TrackerStore, DownsamplingAveragesEqualStepBuckets) {
-  TempDir dir;
-  Database db(dir.file("tracker.db"));
-  RunStore store(db);
-  RunSpec spec;
-  spec.experiment = "e";
-  spec.name = "r";
+  FreshStore fresh;
+  auto& [dir, db, store, spec] = fresh;
   const auto run_id = store.create_or_resume_run(spec).run_id;
   std::vector<MetricPoint> points;
   for (int step = 1; step <= 10; ++step) {
@@ -301,12 +307,8 @@ TEST(TrackerStore, DownsamplingAveragesEqualStepBuckets) {
 
 // Soft delete hides a run from listings and sweeps, keeps it readable, and restore brings it back.
 TEST(TrackerStore, SoftDeleteHidesAndRestoreShows) {
-  TempDir dir;
-  Database db(dir.file("tracker.db"));
-  RunStore store(db);
-  RunSpec spec;
-  spec.experiment = "e";
-  spec.name = "r";
+  FreshStore fresh;
+  auto& [dir, db, store, spec] = fresh;
   spec.sweep = "S";
   const auto a = store.create_or_resume_run(spec).run_id;
   const auto b = store.create_or_resume_run(spec).run_id;
@@ -357,12 +359,8 @@ TEST(TrackerStore, UpgradesVersionThreeDatabaseWithDeletedAt) {
 // The newest value per (run, key) for listings, by index seeks: the last point is exact (the
 // highest step's), and the query plan searches metrics_series rather than scanning.
 TEST(TrackerStore, LastMetricValuesUseTheSeriesIndex) {
-  TempDir dir;
-  Database db(dir.file("tracker.db"));
-  RunStore store(db);
-  RunSpec spec;
-  spec.experiment = "e";
-  spec.name = "r";
+  FreshStore fresh;
+  auto& [dir, db, store, spec] = fresh;
   const auto run = store.create_or_resume_run(spec).run_id;
   store.ingest_metrics(run, 1, 0,
                        {{"loss", 5, 1.5, std::nullopt}, {"bleu", 2, 20.0, std::nullopt}});
@@ -399,12 +397,8 @@ TEST(TrackerStore, LastMetricValuesUseTheSeriesIndex) {
 // A resumed trainer re-logs the steps after its checkpoint, in batches of new sequences: each
 // (run, key, step) keeps one point, the latest delivered (its value, time and rank).
 TEST(TrackerStore, SameKeyAndStepKeepsOnePointWithTheLatestValue) {
-  TempDir dir;
-  Database db(dir.file("tracker.db"));
-  RunStore store(db);
-  RunSpec spec;
-  spec.experiment = "e";
-  spec.name = "r";
+  FreshStore fresh;
+  auto& [dir, db, store, spec] = fresh;
   const auto run = store.create_or_resume_run(spec).run_id;
   store.ingest_metrics(run, 0, 0,
                        {{"loss", 1, 4.0, 10.0}, {"loss", 2, 3.0, 11.0}, {"bleu", 2, 5.0, 11.0}});
@@ -483,21 +477,25 @@ TEST(TrackerStore, UpgradesVersionFourDatabaseToOnePointPerStep) {
   EXPECT_DOUBLE_EQ(series.points[0].value, 2.0);
 }
 
+// Registers attempt 1 of run `uid`, then attempt 2 as a resumed job does (`spec` is left at
+// attempt 2); returns the store's answers to both.
+std::pair<RunHandle, RunHandle> register_two_attempts(RunStore& store, RunSpec& spec,
+                                                      const std::string& uid) {
+  spec.uid = uid;
+  spec.attempt = 1;
+  const RunHandle first = store.create_or_resume_run(spec);
+  spec.attempt = 2;
+  return {first, store.create_or_resume_run(spec)};
+}
+
 // Attempt 1 killed without a word (SIGKILL): when attempt 2 registers, attempt 1 is crashed, ended
 // when attempt 2 started, and stays so when attempt 2 finishes. A replayed registration of the
 // running attempt crashes nothing.
 TEST(TrackerStore, ResumeMarksEarlierRunningAttemptsCrashed) {
-  TempDir dir;
-  Database db(dir.file("tracker.db"));
-  RunStore store(db);
-  RunSpec spec;
-  spec.experiment = "e";
-  spec.name = "r";
-  spec.uid = "crash-test-uid";
-  spec.attempt = 1;
-  const auto run = store.create_or_resume_run(spec).run_id;
-  spec.attempt = 2;
-  const RunHandle resumed = store.create_or_resume_run(spec);
+  FreshStore fresh;
+  auto& [dir, db, store, spec] = fresh;
+  const auto [first, resumed] = register_two_attempts(store, spec, "crash-test-uid");
+  const auto run = first.run_id;
   EXPECT_TRUE(resumed.resumed);
   api::RunDetail detail = store.get_run(run);
   EXPECT_EQ(detail.summary.status, "running");
@@ -526,17 +524,9 @@ TEST(TrackerStore, ResumeMarksEarlierRunningAttemptsCrashed) {
 // A status report of the crashed attempt, replayed late from its spool, is more precise than
 // `crashed`: it replaces it on that attempt's row, and nothing of the run or the later attempt.
 TEST(TrackerStore, LateStatusOfACrashedAttemptChangesOnlyItsRow) {
-  TempDir dir;
-  Database db(dir.file("tracker.db"));
-  RunStore store(db);
-  RunSpec spec;
-  spec.experiment = "e";
-  spec.name = "r";
-  spec.uid = "late-status-uid";
-  spec.attempt = 1;
-  const auto run = store.create_or_resume_run(spec).run_id;
-  spec.attempt = 2;
-  store.create_or_resume_run(spec);
+  FreshStore fresh;
+  auto& [dir, db, store, spec] = fresh;
+  const auto run = register_two_attempts(store, spec, "late-status-uid").first.run_id;
   const api::RunDetail before = store.get_run(run);
   ASSERT_EQ(before.attempts[0].status, "crashed");
   store.set_status(run, "preempted", 1);

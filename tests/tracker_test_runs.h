@@ -98,6 +98,43 @@ inline RunInfo run_info(const std::string& name) {
   return info;
 }
 
+// The token the tests give a daemon that requires one.
+inline constexpr char kToken[] = "s3cret";
+
+// dir/token holding kToken, owner-only as a token file should be; returns its path.
+inline std::string write_token_file(const testing::TempDir& dir) {
+  const std::string path = dir.file("token");
+  testing::write_text(path, std::string(kToken) + "\n");
+  std::filesystem::permissions(
+      path, std::filesystem::perms::owner_read | std::filesystem::perms::owner_write);
+  return path;
+}
+
+// nmt-trackerd in `dir` requiring kToken (from its token file), and a write client sending it.
+struct TokenDaemon {
+  explicit TokenDaemon(const testing::TempDir& dir)
+      : token_file(write_token_file(dir)),
+        daemon(dir.path(), 0, {"--token-file", token_file}),
+        client([&] {
+          ClientOptions o = options_for(daemon.url(), dir);
+          o.token = kToken;
+          return o;
+        }()) {}
+  std::string token_file;
+  Daemon daemon;
+  TrackerClient client;
+};
+
+// Registers run `name` (run_info) through `client` and logs train/loss at steps 0 to 4 (4.5 down
+// to 0.5) and `eval`; returns the run's id. The caller flushes.
+inline std::int64_t start_sample_run(TrackerClient& client, const std::string& name,
+                                     const EvalRecord& eval) {
+  const std::int64_t run = client.start_run(run_info(name)).value();
+  for (int step = 0; step < 5; ++step) client.log_metric("train/loss", step, 4.5 - step);
+  client.log_eval(eval);
+  return run;
+}
+
 struct CliResult {
   int status = -1;
   std::string out;

@@ -337,16 +337,9 @@ TEST(RunIdentity, FreshRunsDrawAUidAndResumesCountAttempts) {
 // fails the same way rather than crashing.
 TEST(Checkpoint, AFullDiskIsAnErrorAndLeavesTheLastGoodCheckpoint) {
   TempDir dir;
-  const std::string mount_point = dir.file("small");
-  fs::create_directories(mount_point);
-  const std::string mount = "mount -t tmpfs -o size=1m nmt-test-tmpfs '" + mount_point + "'";
-  if (std::system((mount + " 2> /dev/null").c_str()) != 0) {
-    GTEST_SKIP() << "cannot mount a tmpfs here (needs root): " << mount;
-  }
-  struct Unmount {
-    std::string point;
-    ~Unmount() { std::system(("umount '" + point + "'").c_str()); }
-  } unmount{mount_point};
+  const testing::SmallTmpfs tmpfs(dir, "1m", testing::SmallTmpfs::Unmount::kIgnoreFailure);
+  if (!tmpfs.mounted()) GTEST_SKIP() << tmpfs.skip_reason();
+  const std::string mount_point = tmpfs.point();
   auto config = tiny_config(write_data(dir, 16));  // 168,960 parameters: 660 KiB in fp32
   model::Transformer model(config.model);
   checkpoint::TrainingState state;

@@ -142,6 +142,25 @@ bool is_final_sigma(std::u32string_view text, std::size_t i) {
   return k == text.size() || !in_ranges(kCased, text[k]);
 }
 
+// str.split()'s words of `text`, whose code point at position i `read(i, length)` returns with
+// its length in positions.
+template <typename View, typename Read>
+std::vector<View> split_words(View text, Read read) {
+  std::vector<View> words;
+  std::size_t start = View::npos;
+  for (std::size_t i = 0, length = 0; i < text.size(); i += length) {
+    const bool space = is_python_whitespace(read(i, length));
+    if (space && start != View::npos) {
+      words.push_back(text.substr(start, i - start));
+      start = View::npos;
+    } else if (!space && start == View::npos) {
+      start = i;
+    }
+  }
+  if (start != View::npos) words.push_back(text.substr(start));
+  return words;
+}
+
 }  // namespace
 
 std::optional<std::size_t> find_invalid_utf8(std::string_view text) {
@@ -196,34 +215,24 @@ bool is_python_whitespace(char32_t c) {
 }
 
 std::vector<std::string_view> split_python_whitespace(std::string_view utf8) {
-  std::vector<std::string_view> words;
-  std::size_t start = std::string_view::npos;
-  for (std::size_t i = 0, length = 0; i < utf8.size(); i += length) {
-    const bool space = is_python_whitespace(code_point_at(utf8, i, length));
-    if (space && start != std::string_view::npos) {
-      words.push_back(utf8.substr(start, i - start));
-      start = std::string_view::npos;
-    } else if (!space && start == std::string_view::npos) {
-      start = i;
-    }
-  }
-  if (start != std::string_view::npos) words.push_back(utf8.substr(start));
-  return words;
+  return split_words(
+      utf8, [utf8](std::size_t i, std::size_t& length) { return code_point_at(utf8, i, length); });
 }
 
 std::vector<std::u32string_view> split_python_whitespace(std::u32string_view text) {
-  std::vector<std::u32string_view> words;
-  std::size_t start = std::u32string_view::npos;
-  for (std::size_t i = 0; i <= text.size(); ++i) {
-    const bool space = i == text.size() || is_python_whitespace(text[i]);
-    if (space && start != std::u32string_view::npos) {
-      words.push_back(text.substr(start, i - start));
-      start = std::u32string_view::npos;
-    } else if (!space && start == std::u32string_view::npos) {
-      start = i;
-    }
+  return split_words(text, [text](std::size_t i, std::size_t& length) {
+    length = 1;
+    return text[i];
+  });
+}
+
+std::u32string join_python_words(std::u32string_view text) {
+  std::u32string out;
+  for (const auto word : split_python_whitespace(text)) {
+    if (!out.empty()) out.push_back(U' ');
+    out.append(word);
   }
-  return words;
+  return out;
 }
 
 std::string_view rstrip_python_whitespace(std::string_view utf8) {

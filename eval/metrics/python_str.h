@@ -28,6 +28,9 @@ bool is_python_whitespace(char32_t c);
 std::vector<std::string_view> split_python_whitespace(std::string_view utf8);
 std::vector<std::u32string_view> split_python_whitespace(std::u32string_view text);
 
+// " ".join(text.split()): the words, one space apart.
+std::u32string join_python_words(std::u32string_view text);
+
 // str.rstrip() with no argument.
 std::string_view rstrip_python_whitespace(std::string_view utf8);
 

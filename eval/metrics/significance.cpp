@@ -7,6 +7,7 @@
 #include <limits>
 #include <numeric>
 #include <stdexcept>
+#include <utility>
 
 namespace nmt::eval {
 namespace {
@@ -28,6 +29,43 @@ double p_value(const std::vector<double>& sample_stats, double real_difference) 
   const auto above = std::count_if(sample_stats.begin(), sample_stats.end(),
                                    [&](double s) { return s > real_difference; });
   return static_cast<double>(above + 1) / static_cast<double>(sample_stats.size() + 1);
+}
+
+// The differences a paired test holds the real one against.
+struct PairedSamples {
+  double real_difference = 0;  // |score(baseline) - score(system)|
+  std::vector<double> diffs;   // one per trial
+};
+
+// `trials` paired resamplings of the segments: each adds, segment by segment, the two rows that
+// `pick(rng, i)` returns into two corpus totals, and keeps `diff(first, second)` of the totals.
+template <typename Pick, typename Diff>
+PairedSamples resample_pairs(const StatsMatrix& baseline, const StatsMatrix& system,
+                             const StatsScorer& scorer, int trials,
+                             std::optional<std::uint64_t> seed, Pick pick, Diff diff) {
+  check_pair(baseline, system, trials);
+  PairedSamples out;
+  out.real_difference = std::abs(scorer(sum_rows(baseline)) - scorer(sum_rows(system)));
+  out.diffs.reserve(static_cast<std::size_t>(trials));
+  Resampler rng(seed);
+  for (int t = 0; t < trials; ++t) {
+    StatsRow first(baseline.front().size(), 0.0), second(system.front().size(), 0.0);
+    for (std::size_t i = 0; i < baseline.size(); ++i) {
+      const auto [first_row, second_row] = pick(rng, i);
+      add_row(first, *first_row);
+      add_row(second, *second_row);
+    }
+    out.diffs.push_back(diff(first, second));
+  }
+  return out;
+}
+
+PairedResult paired_result(const StatsMatrix& system, const StatsScorer& scorer,
+                           const PairedSamples& samples) {
+  PairedResult out;
+  out.score = scorer(sum_rows(system));
+  out.p_value = p_value(samples.diffs, samples.real_difference);
+  return out;
 }
 
 }  // namespace
@@ -80,26 +118,22 @@ std::vector<double> bootstrap_scores(const StatsMatrix& stats, const StatsScorer
 PairedResult paired_bootstrap(const StatsMatrix& baseline, const StatsMatrix& system,
                               const StatsScorer& scorer, int samples,
                               std::optional<std::uint64_t> seed) {
-  check_pair(baseline, system, samples);
-  const double delta = std::abs(scorer(sum_rows(baseline)) - scorer(sum_rows(system)));
-  Resampler rng(seed);
-  std::vector<double> system_scores, diffs;
-  for (int s = 0; s < samples; ++s) {
-    StatsRow bl(baseline.front().size(), 0.0), sys(system.front().size(), 0.0);
-    for (std::size_t i = 0; i < baseline.size(); ++i) {
-      const std::size_t k = rng.below(baseline.size());
-      add_row(bl, baseline[k]);
-      add_row(sys, system[k]);
-    }
-    system_scores.push_back(scorer(sys));
-    diffs.push_back(std::abs(system_scores.back() - scorer(bl)));
-  }
+  std::vector<double> system_scores;
+  PairedSamples resampled = resample_pairs(
+      baseline, system, scorer, samples, seed,
+      [&](Resampler& rng, std::size_t) {
+        const std::size_t k = rng.below(baseline.size());
+        return std::pair{&baseline[k], &system[k]};
+      },
+      [&](const StatsRow& bl, const StatsRow& sys) {
+        system_scores.push_back(scorer(sys));
+        return std::abs(system_scores.back() - scorer(bl));
+      });
+  auto& diffs = resampled.diffs;
   const double mean_diff =
       std::accumulate(diffs.begin(), diffs.end(), 0.0) / static_cast<double>(diffs.size());
   for (double& d : diffs) d -= mean_diff;
-  PairedResult out;
-  out.score = scorer(sum_rows(system));
-  out.p_value = p_value(diffs, delta);
+  PairedResult out = paired_result(system, scorer, resampled);
   out.interval = estimate_interval(system_scores);
   return out;
 }
@@ -107,24 +141,14 @@ PairedResult paired_bootstrap(const StatsMatrix& baseline, const StatsMatrix& sy
 PairedResult paired_randomization(const StatsMatrix& baseline, const StatsMatrix& system,
                                   const StatsScorer& scorer, int trials,
                                   std::optional<std::uint64_t> seed) {
-  check_pair(baseline, system, trials);
-  const double delta = std::abs(scorer(sum_rows(baseline)) - scorer(sum_rows(system)));
-  Resampler rng(seed);
-  std::vector<double> diffs;
-  diffs.reserve(static_cast<std::size_t>(trials));
-  for (int t = 0; t < trials; ++t) {
-    StatsRow a(baseline.front().size(), 0.0), b(system.front().size(), 0.0);
-    for (std::size_t i = 0; i < baseline.size(); ++i) {
-      const bool keep = rng.coin();
-      add_row(a, keep ? baseline[i] : system[i]);
-      add_row(b, keep ? system[i] : baseline[i]);
-    }
-    diffs.push_back(std::abs(scorer(a) - scorer(b)));
-  }
-  PairedResult out;
-  out.score = scorer(sum_rows(system));
-  out.p_value = p_value(diffs, delta);
-  return out;
+  const PairedSamples resampled = resample_pairs(
+      baseline, system, scorer, trials, seed,
+      [&](Resampler& rng, std::size_t i) {
+        const bool keep = rng.coin();
+        return keep ? std::pair{&baseline[i], &system[i]} : std::pair{&system[i], &baseline[i]};
+      },
+      [&](const StatsRow& a, const StatsRow& b) { return std::abs(scorer(a) - scorer(b)); });
+  return paired_result(system, scorer, resampled);
 }
 
 }  // namespace nmt::eval

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <iterator>
 
+#include "eval/metrics/char_passes.h"
 #include "eval/metrics/python_str.h"
 #include "eval/metrics/tokenizer_13a.h"
 
@@ -51,18 +52,8 @@ std::string tokenize_zh(std::string_view line) {
   std::size_t begin = 0, end = text.size();
   while (begin < end && is_python_whitespace(text[begin])) ++begin;  // str.strip()
   while (end > begin && is_python_whitespace(text[end - 1])) --end;
-  std::u32string spaced;
-  spaced.reserve(3 * (end - begin));
-  for (std::size_t i = begin; i < end; ++i) {
-    if (is_zh_tokenizer_char(text[i])) {
-      spaced.push_back(U' ');
-      spaced.push_back(text[i]);
-      spaced.push_back(U' ');
-    } else {
-      spaced.push_back(text[i]);
-    }
-  }
-  return tokenize_regexp(encode_utf8(spaced));
+  const std::u32string_view stripped = std::u32string_view(text).substr(begin, end - begin);
+  return tokenize_regexp(encode_utf8(pad_chars(stripped, is_zh_tokenizer_char)));
 }
 
 }  // namespace nmt::eval

@@ -4,6 +4,7 @@
 
 #include "eval/metrics/tokenizer_ter.h"
 
+#include "eval/metrics/char_passes.h"
 #include "eval/metrics/python_str.h"
 
 namespace nmt::eval {
@@ -63,40 +64,6 @@ bool is_asian_split(char32_t c) {
          is_full_width_punct(c);
 }
 
-template <typename Pred>
-std::u32string pad(std::u32string_view text, Pred pred) {
-  std::u32string out;
-  out.reserve(text.size() + text.size() / 2);
-  for (const char32_t c : text) {
-    if (pred(c)) {
-      out.push_back(U' ');
-      out.push_back(c);
-      out.push_back(U' ');
-    } else {
-      out.push_back(c);
-    }
-  }
-  return out;
-}
-
-// One re.sub pass of a two-character pattern (see tokenizer_13a.cpp's byte version).
-template <typename Match>
-std::u32string pair_pass(std::u32string_view text, Match match, std::u32string_view before,
-                         std::u32string_view between, std::u32string_view after) {
-  std::u32string out;
-  out.reserve(text.size() + text.size() / 4);
-  std::size_t i = 0;
-  while (i < text.size()) {
-    if (i + 1 < text.size() && match(text[i], text[i + 1])) {
-      out.append(before).append(1, text[i]).append(between).append(1, text[i + 1]).append(after);
-      i += 2;
-    } else {
-      out.push_back(text[i++]);
-    }
-  }
-  return out;
-}
-
 std::u32string normalize_general_and_western(std::u32string_view sent) {
   std::u32string text = replace_all(sent, U"\n-", U"");
   text = replace_all(text, U"\n", U" ");
@@ -104,7 +71,7 @@ std::u32string normalize_general_and_western(std::u32string_view sent) {
   text = replace_all(text, U"&amp;", U"&");
   text = replace_all(text, U"&lt;", U"<");
   text = replace_all(text, U"&gt;", U">");
-  text = pad(U" " + text + U" ", is_tercom_symbol);
+  text = pad_chars(U" " + text + U" ", is_tercom_symbol);
   text = replace_all(text, U"'s ", U" 's ");
   text = pair_pass(
       text, [](char32_t a, char32_t b) { return !is_digit(a) && is_period_or_comma(b); }, U"", U" ",
@@ -141,7 +108,7 @@ std::string tokenize_ter(std::string_view line, const TerOptions& options) {
   if (!options.case_sensitive) text = python_lower(text);
   if (options.normalized) {
     text = normalize_general_and_western(text);
-    if (options.asian_support) text = pad(text, is_asian_split);
+    if (options.asian_support) text = pad_chars(text, is_asian_split);
   }
   if (options.no_punct) {
     std::u32string kept;
@@ -152,12 +119,7 @@ std::string tokenize_ter(std::string_view line, const TerOptions& options) {
     }
     text = std::move(kept);
   }
-  std::u32string out;
-  for (const auto word : split_python_whitespace(std::u32string_view(text))) {
-    if (!out.empty()) out.push_back(U' ');
-    out.append(word);
-  }
-  return encode_utf8(out);
+  return encode_utf8(join_python_words(text));
 }
 
 }  // namespace nmt::eval

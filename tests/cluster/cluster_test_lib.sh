@@ -122,6 +122,15 @@ ${3:-}
 YAML
 }
 
+# tiny_job STEPS: the tiny config of STEPS steps in $work/tiny.yaml (with CHECKPOINT_EVERY and
+# HANG_TIMEOUT_S as tiny_config takes them); sets steps, and final: the last checkpoint, relative to
+# a run directory.
+tiny_job() {
+  steps=$1
+  final=$(checkpoint_of "$steps")
+  tiny_config "$work/tiny.yaml" "$steps"
+}
+
 # A hostfile of the cluster's nodes for mpirun, SLOTS slots each: "node1 slots=2" ...
 hostfile() {  # FILE NODES SLOTS
   : > "$1"

@@ -23,9 +23,7 @@ set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/cluster_test_lib.sh"
 cluster_test_init "$@"
 start_tracker
-steps=40
-final=$(printf 'checkpoints/step-%08d.h5' "$steps")
-tiny_config "$work/tiny.yaml" "$steps"
+tiny_job 40
 sed -i 's/log_every: 5/log_every: 1, precision: fp32/' "$work/tiny.yaml"
 hostfile "$work/two-nodes" 2 2
 hostfile "$work/one-node" 1 4

@@ -10,9 +10,7 @@ set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/cluster_test_lib.sh"
 cluster_test_init "$@"
 start_tracker
-steps=20
-final=$(printf 'checkpoints/step-%08d.h5' "$steps")
-CHECKPOINT_EVERY=5 tiny_config "$work/tiny.yaml" "$steps"
+CHECKPOINT_EVERY=5 tiny_job 20
 hostfile "$work/two-nodes" 2 2
 args=(--config "$work/tiny.yaml" --data "$work/shards" --log-level warn)
 start=$(now_ms)

@@ -6,13 +6,11 @@
 # Usage: analyze_cli_test.sh NMT_ANALYZE NMT_TRACKERD PYTHON
 set -euo pipefail
 analyze=$(realpath "$1") trackerd=$(realpath "$2") python=$3
+# shellcheck source=tests/scripts/tiny_shards.sh
+source "$(dirname "${BASH_SOURCE[0]}")/tiny_shards.sh"
 work=$(mktemp -d)
-daemon_pid=
-cleanup() {
-  [[ -n "$daemon_pid" ]] && kill "$daemon_pid" 2>/dev/null
-  rm -rf "$work"
-}
-trap cleanup EXIT
+tracker_pid=
+trap 'stop_local_tracker; rm -rf "$work"' EXIT
 fail() { echo "FAILED: $*"; exit 1; }
 cd "$work"
 
@@ -95,10 +93,7 @@ env -u NMT_TRACKER_URL "$analyze" --src src.en --ref ref.de --hyp hyp.de --out b
 [[ -d bad ]] && fail "a failed run wrote a report"
 
 # --record-run against a real daemon: register a run, record, read the run back.
-"$trackerd" --db tracker.db --port 0 --port-file tracker.port --log-level warn > trackerd.out 2>&1 &
-daemon_pid=$!
-for _ in $(seq 1 100); do [[ -s tracker.port ]] && break; sleep 0.1; done
-[[ -s tracker.port ]] || fail "nmt-trackerd did not start: $(cat trackerd.out)"
+start_local_tracker "$trackerd" tracker.db tracker.port
 url=http://127.0.0.1:$(cat tracker.port)
 run_id=$("$python" - "$url" <<'PY'
 import json, sys, urllib.request

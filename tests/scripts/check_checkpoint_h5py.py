@@ -23,7 +23,7 @@ import numpy as np
 ROOT_ATTRIBUTES = ("format", "format_version", "step", "epoch", "batch_in_epoch", "optimizer_step",
                    "best_valid_nll", "validations_without_improvement", "elapsed_seconds",
                    "averaged_from", "vocab_sha256", "config", "run_uid", "state_sha256")
-# The attributes state_sha256 covers, in its order, with their kinds (checkpoint.cpp).
+# The attributes state_sha256 covers, in its order, with their kinds (checkpoint_state.cpp).
 STATE_ATTRIBUTES = (("format", "t"), ("step", "i"), ("epoch", "i"), ("batch_in_epoch", "i"),
                     ("optimizer_step", "i"), ("best_valid_nll", "d"),
                     ("validations_without_improvement", "i"), ("elapsed_seconds", "d"),

@@ -37,11 +37,7 @@ fail_rank_1() {
   "$mpiexec" -np 2 --oversubscribe "$train" "${args[@]}" --run-dir "$work/$name" \
     > "$work/$name.log" 2>&1 &
   job=$!
-  for _ in $(seq 1 600); do
-    compgen -G "$work/$name/checkpoints/step-*.h5" > /dev/null && break
-    kill -0 "$job" 2>/dev/null || break
-    sleep 0.1
-  done
+  wait_for_checkpoint "$work/$name" "$job" 600
   compgen -G "$work/$name/checkpoints/step-*.h5" > /dev/null || { cat "$work/$name.log"; echo "job did not start training"; exit 1; }
   local pid
   pid=$(rank_pid 1) || { echo "rank 1 not found"; exit 1; }

@@ -40,11 +40,8 @@ expect_full() {
 # shellcheck source=tests/scripts/tiny_shards.sh
 source "$(dirname "${BASH_SOURCE[0]}")/tiny_shards.sh"
 make_tiny_shards "$bin/nmt-preprocess" "$data" "$work/shards"
-base=("$bin/nmt-train" --data "$work/shards" --log-level warn
-  --set model.layers=1 --set model.d_model=32 --set model.d_ff=64 --set model.heads=2
-  --set model.d_k=16 --set model.d_v=16 --set model.max_positions=64 --set data.max_length=64
-  --set data.max_src_tokens=400 --set data.max_tgt_tokens=400 --set train.validate_every=0
-  --set checkpoint.every_steps=1 --set train.threads=1)
+base=("$bin/nmt-train" --data "$work/shards" --log-level warn "${tiny_model_settings[@]}"
+  --set train.validate_every=0 --set checkpoint.every_steps=1 --set train.threads=1)
 train=("${base[@]}" --run-dir "$small/run")
 
 # nmt-train: step 1's checkpoint fits, then the disk is full but for 64 KB (run.json and the log

@@ -11,30 +11,24 @@
 #      marked crashed and the last is finished.
 # Usage: run_dir_test.sh BUILD_DIR PYTHON DATA_DIR
 set -euo pipefail
+# shellcheck source=tests/scripts/tiny_shards.sh
+source "$(dirname "${BASH_SOURCE[0]}")/tiny_shards.sh"
 build=$(cd "$1" && pwd) python=$2 data=$3
 bin=$build/apps
 [[ -f "$data/val.en.gz" ]] || { echo "Multi30k not found at $data"; exit 77; }
 work=$(mktemp -d)
-daemon_pid=
+tracker_pid=
 cleanup() {
-  if [[ -n "$daemon_pid" ]]; then
-    kill "$daemon_pid" 2> /dev/null || true
-    wait "$daemon_pid" 2> /dev/null || true
-  fi
+  stop_local_tracker
   jobs -p | xargs -r kill -9 2> /dev/null || true
   rm -rf "$work"
 }
 trap cleanup EXIT
 fail() { echo "FAIL: $*"; exit 1; }
 
-# shellcheck source=tests/scripts/tiny_shards.sh
-source "$(dirname "${BASH_SOURCE[0]}")/tiny_shards.sh"
 make_tiny_shards "$bin/nmt-preprocess" "$data" "$work/shards"
-train=("$bin/nmt-train" --data "$work/shards" --log-level info
-  --set model.layers=1 --set model.d_model=32 --set model.d_ff=64 --set model.heads=2
-  --set model.d_k=16 --set model.d_v=16 --set model.max_positions=64 --set data.max_length=64
-  --set data.max_src_tokens=400 --set data.max_tgt_tokens=400 --set train.threads=1
-  --set train.log_every=1 --set checkpoint.keep_last=50)
+train=("$bin/nmt-train" --data "$work/shards" --log-level info "${tiny_model_settings[@]}"
+  --set train.threads=1 --set train.log_every=1 --set checkpoint.keep_last=50)
 
 # The uids of a directory's checkpoints, one line each (h5py).
 checkpoint_uids() {
@@ -110,12 +104,7 @@ grep -q "step-00000245.h5: the training state attributes .* fail their checksum"
 
 # 3. SIGKILLs against a tracked run.
 echo "== SIGKILL right after a checkpoint, then between two log lines"
-# exec: $! is the daemon itself, so that the cleanup stops it.
-(cd "$work" && exec "$bin/nmt-trackerd" --db "$work/tracker.db" --port 0 \
-  --port-file "$work/tracker.port" --log-level warn > "$work/trackerd.out" 2>&1) &
-daemon_pid=$!
-for _ in $(seq 1 100); do [[ -s "$work/tracker.port" ]] && break; sleep 0.1; done
-[[ -s "$work/tracker.port" ]] || fail "nmt-trackerd did not start: $(cat "$work/trackerd.out")"
+start_local_tracker "$bin/nmt-trackerd" "$work/tracker.db" "$work/tracker.port"
 url=http://127.0.0.1:$(cat "$work/tracker.port")
 tracked=("${train[@]}" --run-dir "$work/tracked" --tracker-url "$url" --experiment run-dir-test
   --set train.validate_every=10 --set checkpoint.every_steps=10 --set train.max_steps=60)

@@ -9,34 +9,26 @@
 #      ("preempted"), no other row starts, and nmt-sweep exits 75.
 # Usage: sweep_test.sh BUILD_DIR DATA_DIR
 set -euo pipefail
+# shellcheck source=tests/scripts/tiny_shards.sh
+source "$(dirname "${BASH_SOURCE[0]}")/tiny_shards.sh"
 build=$1 data=$2
 [[ -f "$data/val.en.gz" ]] || { echo "Multi30k not found at $data"; exit 77; }
 bin=$build/apps
 work=$(mktemp -d)
-daemon=''
+tracker_pid=
 sweep_pid=''
 cleanup() {
   [[ -n "$sweep_pid" ]] && { pkill -9 -P "$sweep_pid"; kill -9 "$sweep_pid"; } 2>/dev/null
-  [[ -n "$daemon" ]] && kill "$daemon" 2>/dev/null
+  stop_local_tracker
   rm -rf "$work"
 }
 trap cleanup EXIT
 [[ -n "${KEEP:-}" ]] && trap - EXIT
 
-# shellcheck source=tests/scripts/tiny_shards.sh
-source "$(dirname "${BASH_SOURCE[0]}")/tiny_shards.sh"
 make_tiny_shards "$bin/nmt-preprocess" "$data" "$work/shards"
-"$bin/nmt-trackerd" --db "$work/tracker.db" --port 0 --port-file "$work/port" --log-level warn &
-daemon=$!
-for _ in $(seq 1 300); do [[ -s "$work/port" ]] && break; sleep 0.1; done
-[[ -s "$work/port" ]] || { echo "FAIL: nmt-trackerd wrote no port file within 30 s"; exit 1; }
+start_local_tracker "$bin/nmt-trackerd" "$work/tracker.db" "$work/port"
 
-cat > "$work/base.yaml" <<YAML
-model: {layers: 1, d_model: 32, d_ff: 64, heads: 2, d_k: 16, d_v: 16, dropout: 0.1, vocab_size: 400}
-data: {dir: $work/shards, max_src_tokens: 600, max_tgt_tokens: 600}
-train: {max_steps: 8, warmup_steps: 4, validate_every: 0, log_every: 4, threads: 1}
-checkpoint: {every_steps: 2, keep_last: 3}
-YAML
+write_micro_sweep_base "$work/base.yaml" 600 2
 write_spec() {  # name max_steps
   cat > "$work/$1.yaml" <<YAML
 name: $1
@@ -86,11 +78,7 @@ write_spec resumed 400
 sweep_pid=$!
 # Up to 240 s: row 0 (400 steps, averaging, beam-search evaluation) runs first, slowly on a
 # loaded machine.
-for _ in $(seq 1 2400); do
-  compgen -G "$work/resumed/01-A/train/checkpoints/step-*.h5" > /dev/null && break
-  kill -0 "$sweep_pid" 2>/dev/null || break
-  sleep 0.1
-done
+wait_for_checkpoint "$work/resumed/01-A/train" "$sweep_pid" 2400
 # As a node loss would: the sweep and the tools it started (its children) die at once.
 kill -STOP "$sweep_pid" 2>/dev/null || true
 pkill -9 -P "$sweep_pid" || true

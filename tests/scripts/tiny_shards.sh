@@ -21,9 +21,76 @@ make_tiny_shards() {
 train_tiny_model() {
   local train=$1 shards=$2 run=$3
   shift 3
-  "$train" --data "$shards" --run-dir "$run" --log-level warn \
-    --set model.layers=1 --set model.d_model=32 --set model.d_ff=64 --set model.heads=2 \
-    --set model.d_k=16 --set model.d_v=16 --set model.max_positions=64 \
-    --set data.max_length=64 --set data.max_src_tokens=400 --set data.max_tgt_tokens=400 \
+  "$train" --data "$shards" --run-dir "$run" --log-level warn "${tiny_model_settings[@]}" \
     --set train.max_steps=2 --set train.validate_every=0 --set train.threads=1 "$@" > /dev/null
+}
+
+# The tiny model's nmt-train settings (one layer, d_model 32, 64 positions, 400-token batches), for
+# the tests that run nmt-train themselves.
+tiny_model_settings=(
+  --set model.layers=1 --set model.d_model=32 --set model.d_ff=64 --set model.heads=2
+  --set model.d_k=16 --set model.d_v=16 --set model.max_positions=64 --set data.max_length=64
+  --set data.max_src_tokens=400 --set data.max_tgt_tokens=400)
+
+# The start of a test of nmt-translate on the tiny model: sets build, data, bin and work (removed
+# at exit) and defines fail; skips (77) without Multi30k; makes tiny shards in $work/shards and
+# trains the tiny model for 2 steps in $work/run.
+# tiny_translation_test_init BUILD_DIR DATA_DIR
+tiny_translation_test_init() {
+  build=$1 data=$2
+  bin=$build/apps
+  [[ -f "$data/val.en.gz" ]] || { echo "Multi30k not found at $data"; exit 77; }
+  work=$(mktemp -d)
+  trap 'rm -rf "$work"' EXIT
+  fail() { echo "FAIL: $*"; exit 1; }
+  make_tiny_shards "$bin/nmt-preprocess" "$data" "$work/shards"
+  train_tiny_model "$bin/nmt-train" "$work/shards" "$work/run"
+}
+
+# The base config of the 3-row micro sweeps: the tiny model with dropout, 8 steps, on the tiny
+# shards in $work/shards. write_micro_sweep_base FILE BATCH_TOKENS CHECKPOINT_EVERY
+write_micro_sweep_base() {
+  cat > "$1" <<YAML
+model: {layers: 1, d_model: 32, d_ff: 64, heads: 2, d_k: 16, d_v: 16, dropout: 0.1, vocab_size: 400}
+data: {dir: $work/shards, max_src_tokens: $2, max_tgt_tokens: $2}
+train: {max_steps: 8, warmup_steps: 4, validate_every: 0, log_every: 4, threads: 1}
+checkpoint: {every_steps: $3, keep_last: 3}
+YAML
+}
+
+# checkpoint_of STEP: step STEP's checkpoint, relative to its run directory.
+checkpoint_of() { printf 'checkpoints/step-%08d.h5' "$1"; }
+
+# wait_for_checkpoint RUN_DIR PID TENTHS: returns once RUN_DIR holds a checkpoint, PID has exited,
+# or TENTHS tenths of a second have passed.
+wait_for_checkpoint() {
+  for _ in $(seq 1 "$3"); do
+    compgen -G "$1/checkpoints/step-*.h5" > /dev/null && break
+    kill -0 "$2" 2> /dev/null || break
+    sleep 0.1
+  done
+}
+
+# stop_local_tracker: for the caller's cleanup, stops and reaps the daemon that
+# start_local_tracker started, if any.
+stop_local_tracker() {
+  if [[ -n "${tracker_pid:-}" ]]; then
+    kill "$tracker_pid" 2> /dev/null || true
+    wait "$tracker_pid" 2> /dev/null || true
+  fi
+}
+
+# start_local_tracker NMT_TRACKERD DB PORT_FILE: nmt-trackerd on 127.0.0.1 over database DB
+# (created when missing), on a free port written to PORT_FILE; its output in PORT_FILE.out. Sets
+# tracker_pid (the daemon itself, for the caller's cleanup) and returns once the port file is
+# there, or fails after 30 s.
+start_local_tracker() {
+  "$1" --db "$2" --port 0 --port-file "$3" --log-level warn > "$3.out" 2>&1 &
+  tracker_pid=$!
+  for _ in $(seq 1 300); do
+    [[ -s "$3" ]] && return 0
+    sleep 0.1
+  done
+  echo "FAIL: nmt-trackerd wrote no port file within 30 s: $(cat "$3.out")"
+  return 1
 }

@@ -8,26 +8,19 @@
 #   3. 2 ranks through jobs/train_mpirun.sh and SIGINT: exit 130, "killed", world size 2.
 # Usage: train_signal_test.sh BUILD_DIR PYTHON DATA_DIR
 set -euo pipefail
+# shellcheck source=tests/scripts/tiny_shards.sh
+source "$(dirname "${BASH_SOURCE[0]}")/tiny_shards.sh"
 build=$1 python=$2 data=$3
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 bin=$build/apps
 [[ -f "$data/val.en.gz" ]] || { echo "Multi30k not found at $data"; exit 77; }
 work=$(mktemp -d)
-daemon=
-cleanup() {
-  [[ -n "$daemon" ]] && kill "$daemon" 2> /dev/null && wait "$daemon" 2> /dev/null
-  rm -rf "$work"
-}
-trap cleanup EXIT
+tracker_pid=
+trap 'stop_local_tracker; rm -rf "$work"' EXIT
 fail() { echo "FAIL: $*"; exit 1; }
 
-# shellcheck source=tests/scripts/tiny_shards.sh
-source "$(dirname "${BASH_SOURCE[0]}")/tiny_shards.sh"
 make_tiny_shards "$bin/nmt-preprocess" "$data" "$work/shards"
-"$bin/nmt-trackerd" --db "$work/tracker.db" --port 0 --port-file "$work/port" --log-level warn &
-daemon=$!
-for _ in $(seq 1 300); do [[ -s "$work/port" ]] && break; sleep 0.1; done
-[[ -s "$work/port" ]] || fail "nmt-trackerd wrote no port file within 30 s"
+start_local_tracker "$bin/nmt-trackerd" "$work/tracker.db" "$work/port"
 
 args=(--data "$work/shards" --tracker-port-file "$work/port" --experiment sig --log-level warn
   --set model.layers=1 --set model.d_model=32 --set model.d_ff=64 --set model.heads=2

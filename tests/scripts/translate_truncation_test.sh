@@ -6,17 +6,9 @@
 # other than the checkpoint's (same size, another sample) is refused, naming both hashes.
 # Usage: translate_truncation_test.sh BUILD_DIR DATA_DIR
 set -euo pipefail
-build=$1 data=$2
-bin=$build/apps
-[[ -f "$data/val.en.gz" ]] || { echo "Multi30k not found at $data"; exit 77; }
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-fail() { echo "FAIL: $*"; exit 1; }
-
 # shellcheck source=tests/scripts/tiny_shards.sh
 source "$(dirname "${BASH_SOURCE[0]}")/tiny_shards.sh"
-make_tiny_shards "$bin/nmt-preprocess" "$data" "$work/shards"
-train_tiny_model "$bin/nmt-train" "$work/shards" "$work/run"
+tiny_translation_test_init "$@"
 {
   echo "A man is riding a bike."
   for _ in $(seq 1 200); do printf 'dog '; done

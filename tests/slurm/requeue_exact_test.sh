@@ -12,15 +12,8 @@ set -euo pipefail
 # shellcheck source=tests/slurm/slurm_test_lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/slurm_test_lib.sh"
 slurm_test_init "$@"
-steps=600  # long enough that the second stop (at step 120 or later) lands before the end
-final=$(printf 'checkpoints/step-%08d.h5' "$steps")
-tiny_config "$work/tiny.yaml" "$steps"
-
-reference=$(submit_train 2 "$work/reference" "$work/tiny.yaml")
-wait_job_state "$reference" COMPLETED 120
-
-job=$(submit_train 2 "$work/run" "$work/tiny.yaml")
-wait_step "$work/run" 20 60
+# 600 steps: long enough that the second stop (at step 120 or later) lands before the end.
+run_beside_reference 600
 scontrol requeue "$job"
 out=$work/slurm/transformer-base-$job.out
 for _ in $(seq 1 300); do grep -q "restart 1:" "$out" && break; sleep 0.2; done

@@ -8,15 +8,8 @@ set -euo pipefail
 # shellcheck source=tests/slurm/slurm_test_lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/slurm_test_lib.sh"
 slurm_test_init "$@"
-steps=600  # long enough that the stop lands before the end on a loaded machine
-final=$(printf 'checkpoints/step-%08d.h5' "$steps")
-tiny_config "$work/tiny.yaml" "$steps"
-
-reference=$(submit_train 2 "$work/reference" "$work/tiny.yaml")
-wait_job_state "$reference" COMPLETED 120
-
-job=$(submit_train 2 "$work/run" "$work/tiny.yaml")
-wait_step "$work/run" 20 60
+# 600 steps: long enough that the stop lands before the end on a loaded machine.
+run_beside_reference 600
 scontrol requeuehold "$job"
 for _ in $(seq 1 300); do
   [[ "$(job_field "$job" JobState)" == PENDING && -z "$(squeue -h -j "$job" -s 2> /dev/null)" ]] && break

@@ -29,6 +29,7 @@ slurm_test_init() {
 slurm_test_cleanup() {
   local status=$?
   local job
+  [[ -f "$work/submitted-jobs" ]] && mapfile -t -O "${#slurm_jobs[@]}" slurm_jobs < "$work/submitted-jobs"
   for job in "${slurm_jobs[@]}"; do scancel --full --signal=KILL "$job" 2> /dev/null || true; done
   for job in "${slurm_jobs[@]}"; do scancel "$job" 2> /dev/null || true; done
   [[ -n "$tracker_pid" ]] && kill "$tracker_pid" 2> /dev/null
@@ -64,8 +65,21 @@ submit_train() {
     "$root/jobs/slurm/base-1node.sbatch" --parsable --ntasks-per-node="$ranks" --gpus-per-task=0 \
     --cpus-per-task=1 --time=10 "$@")
   id=${id%%;*}
-  slurm_jobs+=("$id")
+  echo "$id" >> "$work/submitted-jobs"  # called in $(...): the cleanup reads the file
   echo "$id"
+}
+
+# run_beside_reference STEPS: the 2-rank tiny job of STEPS steps run to its end in
+# $work/reference, then the same job started in $work/run and left training past step 20. Sets
+# final (the last checkpoint, relative to a run directory) and job (the second job's id).
+run_beside_reference() {
+  local reference
+  final=$(checkpoint_of "$1")
+  tiny_config "$work/tiny.yaml" "$1"
+  reference=$(submit_train 2 "$work/reference" "$work/tiny.yaml")
+  wait_job_state "$reference" COMPLETED 120
+  job=$(submit_train 2 "$work/run" "$work/tiny.yaml")
+  wait_step "$work/run" 20 60
 }
 
 slurm() { "$@"; }  # Slurm's clients, on this host
@@ -73,9 +87,5 @@ slurm() { "$@"; }  # Slurm's clients, on this host
 source "$root/tests/scripts/slurm_waits.sh"
 
 start_tracker() {  # an nmt-trackerd on 127.0.0.1; its port file is $work/tracker.port
-  "$bin/nmt-trackerd" --db "$work/tracker.db" --port 0 --port-file "$work/tracker.port" \
-    --log-level warn &
-  tracker_pid=$!
-  for _ in $(seq 1 300); do [[ -s "$work/tracker.port" ]] && return 0; sleep 0.1; done
-  fail "nmt-trackerd wrote no port file within 30 s"
+  start_local_tracker "$bin/nmt-trackerd" "$work/tracker.db" "$work/tracker.port" || exit 1
 }

@@ -9,12 +9,7 @@ set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/slurm_test_lib.sh"
 slurm_test_init "$@"
 start_tracker
-cat > "$work/base.yaml" <<YAML
-model: {layers: 1, d_model: 32, d_ff: 64, heads: 2, d_k: 16, d_v: 16, dropout: 0.1, vocab_size: 400}
-data: {dir: $work/shards, max_src_tokens: 300, max_tgt_tokens: 300}
-train: {max_steps: 8, warmup_steps: 4, validate_every: 0, log_every: 4, threads: 1}
-checkpoint: {every_steps: 4, keep_last: 3}
-YAML
+write_micro_sweep_base "$work/base.yaml" 300 4
 cat > "$work/micro.yaml" <<YAML
 name: slurm-micro
 base: base.yaml

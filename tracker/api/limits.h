@@ -56,34 +56,34 @@ inline std::string excerpt(std::string_view text) {
   return text.size() <= 40 ? std::string(text) : std::string(text.substr(0, 40)) + "...";
 }
 
-// FieldError at `field` when `value` is longer than `limit` bytes; `what` and `flag` name the
-// limit.
-inline void check_length(const std::string& value, std::size_t limit, const char* what,
-                         const char* flag, const std::string& field) {
-  if (value.size() > limit) {
+// `value` itself, or what an optional text holds; nullptr when it holds none (nothing to check).
+inline const std::string* present(const std::string& value) {
+  return &value;
+}
+inline const std::string* present(const std::optional<std::string>& value) {
+  return value ? &*value : nullptr;
+}
+
+// FieldError at `field` when `value` (a text, or an optional one) is longer than `limit` bytes;
+// `what` and `flag` name the limit.
+template <typename Text>
+void check_length(const Text& value, std::size_t limit, const char* what, const char* flag,
+                  const std::string& field) {
+  const std::string* text = present(value);
+  if (text && text->size() > limit) {
     bad_field(field, fmt::format("is {} bytes long, over the limit of {} bytes for {} ({})",
-                                 value.size(), limit, what, flag));
+                                 text->size(), limit, what, flag));
   }
 }
 
-inline void check_name(const std::string& value, const WriteLimits& limits,
-                       const std::string& field) {
+template <typename Text>
+void check_name(const Text& value, const WriteLimits& limits, const std::string& field) {
   check_length(value, limits.max_name_bytes, "names and keys", "--max-name-bytes", field);
 }
 
-inline void check_name(const std::optional<std::string>& value, const WriteLimits& limits,
-                       const std::string& field) {
-  if (value) check_name(*value, limits, field);
-}
-
-inline void check_text(const std::string& value, const WriteLimits& limits,
-                       const std::string& field) {
+template <typename Text>
+void check_text(const Text& value, const WriteLimits& limits, const std::string& field) {
   check_length(value, limits.max_text_bytes, "paths and texts", "--max-text-bytes", field);
-}
-
-inline void check_text(const std::optional<std::string>& value, const WriteLimits& limits,
-                       const std::string& field) {
-  if (value) check_text(*value, limits, field);
 }
 
 }  // namespace limits_detail
@@ -101,10 +101,8 @@ inline void check_limits(const RunRegistration& r, const WriteLimits& limits) {
   check_name(r.host, limits, "host");
   check_name(r.slurm_job_id, limits, "slurm_job_id");
   check_name(r.slurm_array_id, limits, "slurm_array_id");
-  if (r.config) {
-    limits_detail::check_length(*r.config, limits.max_config_bytes, "a run's config",
-                                "--max-config-bytes", "config");
-  }
+  limits_detail::check_length(r.config, limits.max_config_bytes, "a run's config",
+                              "--max-config-bytes", "config");
   if (r.params.size() > limits.max_params) {
     bad_field("params", fmt::format("has {} params, over the limit of {} params per run "
                                     "(--max-params)",

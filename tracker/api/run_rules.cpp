@@ -7,7 +7,19 @@
 #include <cstdint>
 #include <random>
 
+#include "common/named_choices.h"
+
 namespace nmt::tracker::api {
+namespace {
+
+constexpr NamedChoices<RunStatus, 6> kRunStatuses{{{{RunStatus::kRunning, "running"},
+                                                    {RunStatus::kFinished, "finished"},
+                                                    {RunStatus::kFailed, "failed"},
+                                                    {RunStatus::kKilled, "killed"},
+                                                    {RunStatus::kPreempted, "preempted"},
+                                                    {RunStatus::kCrashed, "crashed"}}}};
+
+}  // namespace
 
 bool is_valid_run_uid(const std::string& uid) {
   return uid.size() >= 8 && uid.size() <= 64 && std::all_of(uid.begin(), uid.end(), [](char c) {
@@ -24,9 +36,18 @@ std::string generate_run_uid() {
   return uid;
 }
 
+const char* to_string(RunStatus status) {
+  return kRunStatuses.name(status);
+}
+
 bool is_valid_run_status(const std::string& status) {
-  return status == "running" || status == "finished" || status == "failed" || status == "killed" ||
-         status == "preempted" || status == "crashed";
+  return kRunStatuses.find(status).has_value();
+}
+
+std::vector<std::string> run_status_words() {
+  std::vector<std::string> words;
+  for (const auto& entry : kRunStatuses.entries) words.emplace_back(entry.second);
+  return words;
 }
 
 }  // namespace nmt::tracker::api

@@ -5,6 +5,7 @@
 // daemon.
 
 #include <string>
+#include <vector>
 
 namespace nmt::tracker::api {
 
@@ -16,9 +17,17 @@ std::string generate_run_uid();
 inline constexpr const char* kRunUidRule =
     "must be 8 to 64 characters of A-Z, a-z, 0-9, '_' and '-'";
 
-// running, finished, failed, killed, preempted or crashed (what the daemon marks an attempt still
-// running when a later attempt of its run registers).
+// The statuses a run and each of its attempts may have. kPreempted: stopped by the scheduler (Slurm
+// preemption, time limit) and expected to resume as the next attempt of the same run. kCrashed:
+// what the daemon marks an attempt still running when a later attempt of its run registers.
+enum class RunStatus { kRunning, kFinished, kFailed, kKilled, kPreempted, kCrashed };
+
+// The status's word on the wire and in the database: "running", "finished"...
+const char* to_string(RunStatus status);
+// Whether `status` is the word of a RunStatus.
 bool is_valid_run_status(const std::string& status);
+// Every RunStatus's word, in the order of the enum.
+std::vector<std::string> run_status_words();
 inline constexpr const char* kRunStatusRule =
     "must be one of running, finished, failed, killed, preempted, crashed";
 

@@ -30,6 +30,9 @@ class HttpClient;
 class Spool;
 struct SpoolEntry;
 
+// The first retry delay, doubled after each failure up to ClientOptions::max_retry_backoff.
+inline constexpr std::chrono::milliseconds kInitialRetryBackoff{100};
+
 struct ClientOptions {
   std::string url;                      // the daemon, http://host:port or https://host:port
   std::string token;                    // bearer token; empty when the daemon needs none
@@ -61,9 +64,9 @@ using RunInfo = api::RunRegistration;
 using EvalRecord = api::EvalRecord;
 using ArtifactRecord = api::ArtifactRecord;
 
-// kPreempted: stopped by the scheduler (Slurm preemption, time limit) and expected to resume as
-// the next attempt of the same run.
-enum class RunStatus { kRunning, kFinished, kFailed, kKilled, kPreempted };
+// What a trainer reports of its run (tracker/api/run_rules.h): all but kCrashed, which the daemon
+// gives an attempt that never reported its end.
+using RunStatus = api::RunStatus;
 
 struct ClientStats {
   std::int64_t delivered_points = 0;  // acknowledged by the daemon
@@ -171,10 +174,10 @@ class TrackerClient {
   std::thread worker_;
 };
 
-const char* to_string(RunStatus status);
-
-// The protocol's uids (tracker/api/run_rules.h): a new one, and the daemon's own rule.
+// The protocol's status words and uids (tracker/api/run_rules.h): a status's word, a new uid, and
+// the daemon's own rule for uids.
 using api::generate_run_uid;
 using api::is_valid_run_uid;
+using api::to_string;
 
 }  // namespace nmt::tracker

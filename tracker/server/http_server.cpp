@@ -155,17 +155,14 @@ std::shared_ptr<SessionBase> ServerState::make_room(const asio::ip::address& cli
     why = fmt::format("{} connections are open, the limit (--max-connections)", sessions.size());
     return nullptr;
   }
-  ++evicted;
-  const auto now = std::chrono::steady_clock::now();
-  if (now - eviction_logged >= std::chrono::seconds(1)) {
+  if (evictions.note()) {
     spdlog::warn(
         "closing connections that sent no request with the token to admit new ones: one from {} "
         "for one from {}, as {} is full ({} open, {} unproven of at most {}; {} closed so far)",
         sessions.at(*victim).client.to_string(), client.to_string(),
         cap_full ? "the connection cap (--max-connections)"
                  : "the unproven share (--max-connections less --reserved-connections)",
-        sessions.size(), unproven_count, options.unproven_limit(), evicted);
-    eviction_logged = now;
+        sessions.size(), unproven_count, options.unproven_limit(), evictions.count());
   }
   return release(*victim);
 }
@@ -213,11 +210,8 @@ void ServerState::prove(std::uint64_t id) {
 void ServerState::refuse(tcp::socket socket, const std::string& why) {
   {
     std::lock_guard lock(mutex);
-    ++refused;
-    const auto now = std::chrono::steady_clock::now();
-    if (now - refusal_logged >= std::chrono::seconds(1)) {
-      spdlog::warn("refusing connections: {} ({} refused so far)", why, refused);
-      refusal_logged = now;
+    if (refusals.note()) {
+      spdlog::warn("refusing connections: {} ({} refused so far)", why, refusals.count());
     }
   }
   // Best effort, never waiting: the peer has most likely sent nothing yet, so it reads this 503

@@ -311,14 +311,11 @@ void Session<Stream>::drain() {
 void ServerState::note_handshake_failure(const asio::ip::address& client,
                                          const beast::error_code& ec) {
   std::lock_guard lock(mutex);
-  ++failed_handshakes;
-  const auto now = std::chrono::steady_clock::now();
-  if (now - handshake_failure_logged >= std::chrono::seconds(1)) {
+  if (failed_handshakes.note()) {
     spdlog::warn(
         "TLS handshake with {} failed: {} ({} so far; a plain-HTTP client, or one that does not "
         "trust this certificate?)",
-        client.to_string(), ec.message(), failed_handshakes);
-    handshake_failure_logged = now;
+        client.to_string(), ec.message(), failed_handshakes.count());
   }
 }
 

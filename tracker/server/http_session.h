@@ -27,6 +27,7 @@
 #include <type_traits>
 
 #include "tracker/server/http_server.h"
+#include "tracker/server/log_throttle.h"
 
 namespace nmt::tracker::detail {
 
@@ -99,12 +100,9 @@ struct ServerState {
   // The ids of the unproven sessions of each client address, oldest first; no empty sets.
   std::map<asio::ip::address, std::set<std::uint64_t>> unproven;
   std::size_t unproven_count = 0;
-  std::uint64_t refused = 0;                             // connections refused, for the log
-  std::chrono::steady_clock::time_point refusal_logged;  // refusals are logged once a second
-  std::uint64_t evicted = 0;                             // unproven sessions closed for newcomers
-  std::chrono::steady_clock::time_point eviction_logged;
-  std::uint64_t failed_handshakes = 0;
-  std::chrono::steady_clock::time_point handshake_failure_logged;
+  LogThrottle refusals;           // connections refused
+  LogThrottle evictions;          // unproven sessions closed for newcomers
+  LogThrottle failed_handshakes;  // TLS handshakes that failed
 
  private:
   // Over a cap: a fixed 503 (HTTP; over TLS the connection just closes: answering would cost the

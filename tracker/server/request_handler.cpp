@@ -24,8 +24,6 @@ namespace {
 using handler::HttpError;
 using nlohmann::json;
 
-constexpr std::string_view kTokenCookie = "nmt_tracker_token";
-
 Response json_response(int status, const json& body) {
   return Response{status, api::wire_text(body)};
 }
@@ -42,12 +40,8 @@ Response html_response(int status, std::string body) {
   return response;
 }
 
-bool starts_with(std::string_view text, std::string_view prefix) {
-  return text.substr(0, prefix.size()) == prefix;
-}
-
 bool is_api_path(std::string_view path) {
-  return path == "/api" || starts_with(path, "/api/");
+  return path == "/api" || path.substr(0, 5) == "/api/";
 }
 
 // A whole decimal number within int64, e.g. a run id or a query integer.
@@ -73,29 +67,6 @@ std::optional<std::int64_t> query_integer(const Request& request, const char* na
         name);
   }
   return value;
-}
-
-// The value of the token cookie in a Cookie header ("a=1; nmt_tracker_token=t"), or nullopt.
-std::optional<std::string_view> token_cookie(std::string_view header) {
-  while (!header.empty()) {
-    const std::size_t semicolon = std::min(header.find(';'), header.size());
-    std::string_view pair = header.substr(0, semicolon);
-    header.remove_prefix(std::min(semicolon + 1, header.size()));
-    while (!pair.empty() && pair.front() == ' ') pair.remove_prefix(1);
-    if (starts_with(pair, kTokenCookie) && pair.size() > kTokenCookie.size() &&
-        pair[kTokenCookie.size()] == '=') {
-      return pair.substr(kTokenCookie.size() + 1);
-    }
-  }
-  return std::nullopt;
-}
-
-// RFC 6265's cookie-octet: what a cookie value may hold without quoting.
-bool is_cookie_safe(std::string_view text) {
-  return std::all_of(text.begin(), text.end(), [](char c) {
-    const auto u = static_cast<unsigned char>(c);
-    return u > 0x20 && u < 0x7F && c != '"' && c != ',' && c != ';' && c != '\\';
-  });
 }
 
 // Whether a write breaks a per-run limit: `count` is what the run would hold (nullopt: the write
@@ -128,7 +99,7 @@ RequestHandler::RequestHandler(RunStore& store, std::string token, HandlerOption
                                RunStore* reader)
     : store_(store),
       reader_(reader),
-      token_(std::move(token)),
+      gate_(std::move(token)),
       options_(options),
       schema_version_(store.schema_version()) {
   options_.validate();
@@ -136,7 +107,7 @@ RequestHandler::RequestHandler(RunStore& store, std::string token, HandlerOption
 
 HeaderCheck RequestHandler::check_header(const Request& request) const {
   HeaderCheck check;
-  check.proven = carries_token(request);
+  check.proven = gate_.admits(request, is_api_path(request.path));
   if (check.proven || request.path == "/api/health") {
     return check;
   }
@@ -149,36 +120,6 @@ HeaderCheck RequestHandler::check_header(const Request& request) const {
                                    "sets)");
   }
   return check;
-}
-
-// Compares in time independent of where the token differs, so it cannot be guessed bytewise.
-bool RequestHandler::token_matches(std::string_view candidate) const {
-  if (candidate.size() != token_.size()) {
-    return false;
-  }
-  unsigned char difference = 0;
-  for (std::size_t i = 0; i < token_.size(); ++i) {
-    difference |= static_cast<unsigned char>(candidate[i] ^ token_[i]);
-  }
-  return difference == 0;
-}
-
-bool RequestHandler::carries_token(const Request& request) const {
-  if (token_.empty()) {
-    return true;
-  }
-  const std::string_view scheme = "Bearer ";
-  if (starts_with(request.authorization, scheme) &&
-      token_matches(std::string_view(request.authorization).substr(scheme.size()))) {
-    return true;
-  }
-  if (const auto cookie = token_cookie(request.cookie); cookie && token_matches(*cookie)) {
-    return true;
-  }
-  // The dashboard's login link: GET /?token=<token> (answered with the cookie by page()).
-  const auto query_token = request.query.find("token");
-  return !is_api_path(request.path) && query_token != request.query.end() &&
-         token_matches(query_token->second);
 }
 
 Response RequestHandler::handle(const Request& request) {
@@ -267,7 +208,7 @@ Response RequestHandler::route_api(const Request& request, const api::RouteMatch
   throw HttpError(404, fmt::format("unknown route {}", request.path));
 }
 
-// The dashboard's files; `?token=` (checked by authorized()) is traded for the cookie.
+// The dashboard's files; `?token=` (checked by check_header()) is traded for the cookie.
 Response RequestHandler::page(const Request& request) {
   if (request.method != "GET") {
     throw HttpError(
@@ -277,16 +218,8 @@ Response RequestHandler::page(const Request& request) {
     Response redirect{303, ""};
     redirect.content_type = "text/plain";
     redirect.headers.emplace_back("Location", request.path);
-    if (!token_.empty()) {
-      if (!is_cookie_safe(token_)) {
-        throw HttpError(500,
-                        "the daemon's token holds characters a cookie cannot carry (blanks, "
-                        "quotes, ',', ';', '\\\\' or non-ASCII); give it a token of letters "
-                        "and digits");
-      }
-      redirect.headers.emplace_back(
-          "Set-Cookie", fmt::format("{}={}; HttpOnly;{} SameSite=Strict; Path=/", kTokenCookie,
-                                    token_, options_.secure_cookie ? " Secure;" : ""));
+    if (!gate_.open()) {
+      redirect.headers.emplace_back("Set-Cookie", gate_.login_cookie(options_.secure_cookie));
     }
     return redirect;
   }

@@ -15,6 +15,7 @@
 #include "tracker/api/routes.h"
 #include "tracker/server/http_types.h"
 #include "tracker/server/json_body.h"
+#include "tracker/server/token_gate.h"
 #include "tracker/store/run_store.h"
 
 namespace nmt::tracker {
@@ -61,8 +62,6 @@ class RequestHandler {
   Response route(const Request& request);
   Response route_api(const Request& request, const api::RouteMatch& match);
   Response page(const Request& request);
-  bool carries_token(const Request& request) const;
-  bool token_matches(std::string_view candidate) const;
 
   Response health();
   Response create_run(const Request& request);
@@ -97,7 +96,7 @@ class RequestHandler {
 
   RunStore& store_;
   RunStore* reader_;
-  std::string token_;
+  TokenGate gate_;
   HandlerOptions options_;
   int schema_version_;  // read once: /api/health needs no store lock
   std::mutex mutex_, reader_mutex_;

@@ -1,5 +1,6 @@
-// RunStore's write side (tracker/API.md; the reads are in run_queries.cpp, metric_series.cpp and
-// sweep_runs.cpp).
+// RunStore's writes after registration (tracker/API.md): statuses, metric batches, evals,
+// artifacts, deletion, and the count behind the per-run metric keys limit. Registration is in
+// run_registration.cpp; the reads are in run_queries.cpp, metric_series.cpp and sweep_runs.cpp.
 // Every write is one IMMEDIATE transaction (the write lock is taken up front, so a busy database
 // fails at BEGIN, not halfway), and values are always bound, never spliced into SQL.
 
@@ -8,50 +9,12 @@
 #include <SQLiteCpp/Transaction.h>
 #include <fmt/format.h>
 
-#include <chrono>
 #include <cmath>
 
 #include "tracker/api/run_rules.h"
 #include "tracker/store/sql_rows.h"
 
 namespace nmt::tracker {
-namespace {
-
-template <typename T>
-void bind_optional(SQLite::Statement& statement, int index, const std::optional<T>& value) {
-  if (value) {
-    statement.bind(index, *value);
-  } else {
-    statement.bind(index);  // NULL
-  }
-}
-
-void require_text(const std::string& value, const char* what) {
-  if (value.empty()) {
-    throw std::invalid_argument(fmt::format("{} must not be empty", what));
-  }
-}
-
-void validate_spec(const RunSpec& spec) {
-  require_text(spec.experiment, "experiment");
-  require_text(spec.name, "run name");
-  if (spec.uid && !api::is_valid_run_uid(*spec.uid)) {
-    throw std::invalid_argument(fmt::format("uid '{}' {}", *spec.uid, api::kRunUidRule));
-  }
-  if (spec.attempt.value_or(1) < 1) {
-    throw std::invalid_argument(fmt::format("attempt must be at least 1, not {}", *spec.attempt));
-  }
-  for (const auto& [key, value] : spec.params) {
-    if (key.empty()) {
-      throw std::invalid_argument("params must not have an empty key");
-    }
-    if (const double* number = std::get_if<double>(&value); number && !std::isfinite(*number)) {
-      throw std::invalid_argument(fmt::format("param '{}' must be finite", key));
-    }
-  }
-}
-
-}  // namespace
 
 RunStore::RunStore(Database& db)
     : db_(db),
@@ -80,147 +43,6 @@ RunStore::RunStore(Database& db)
                           "AND key = ?2 AND rank = ?3 AND step = (SELECT MAX(step) FROM metrics "
                           "WHERE run_id = ?1 AND key = ?2 AND rank = ?3) "
                           "ORDER BY rowid DESC LIMIT 1") {}
-
-RunHandle RunStore::create_or_resume_run(const RunSpec& spec) {
-  validate_spec(spec);
-  SQLite::Transaction transaction(sql_, SQLite::TransactionBehavior::IMMEDIATE);
-  const double now = now_seconds();
-  const std::int64_t experiment = experiment_id(spec.experiment, now);
-  std::optional<RunHandle> handle;
-  if (spec.uid) {
-    SQLite::Statement existing(sql_,
-                               "SELECT id, attempt, experiment_id, name FROM runs WHERE uid = ?");
-    existing.bind(1, *spec.uid);
-    if (existing.executeStep()) {
-      const RunHandle stored{existing.getColumn(0).getInt64(), existing.getColumn(1).getInt64(),
-                             false};
-      if (existing.getColumn(2).getInt64() != experiment ||
-          existing.getColumn(3).getString() != spec.name) {
-        throw Conflict(fmt::format(
-            "uid '{}' belongs to run {} '{}', not to '{}' of experiment '{}'; a copied run "
-            "directory must not keep its uid (remove it to register a new run)",
-            *spec.uid, stored.run_id, existing.getColumn(3).getString(), spec.name,
-            spec.experiment));
-      }
-      if (spec.attempt.value_or(1) <= stored.attempt) {
-        return stored;  // a replayed registration: the rollback leaves everything as it was
-      }
-      handle = resume_run(stored.run_id, spec, now);
-    }
-  }
-  if (!handle) {
-    handle = insert_run(experiment, spec, now);
-  }
-  insert_attempt(handle->run_id, spec, now);
-  upsert_params(handle->run_id, spec.params);
-  transaction.commit();
-  return *handle;
-}
-
-std::int64_t RunStore::experiment_id(const std::string& name, double now) {
-  SQLite::Statement insert(
-      sql_, "INSERT INTO experiments(name, created_at) VALUES (?, ?) ON CONFLICT(name) DO NOTHING");
-  insert.bind(1, name);
-  insert.bind(2, now);
-  insert.exec();
-  SQLite::Statement select(sql_, "SELECT id FROM experiments WHERE name = ?");
-  select.bind(1, name);
-  select.executeStep();
-  return select.getColumn(0).getInt64();
-}
-
-namespace {
-
-// Binds the ten optional run fields from `first` on, in the order the run SQL lists them.
-void bind_run_fields(SQLite::Statement& statement, int first, const RunSpec& spec) {
-  bind_optional(statement, first, spec.sweep);
-  bind_optional(statement, first + 1, spec.row_label);
-  bind_optional(statement, first + 2, spec.row_index);
-  bind_optional(statement, first + 3, spec.config);
-  bind_optional(statement, first + 4, spec.config_hash);
-  bind_optional(statement, first + 5, spec.git_revision);
-  bind_optional(statement, first + 6, spec.host);
-  bind_optional(statement, first + 7, spec.world_size);
-  bind_optional(statement, first + 8, spec.slurm_job_id);
-  bind_optional(statement, first + 9, spec.slurm_array_id);
-}
-
-}  // namespace
-
-RunHandle RunStore::resume_run(std::int64_t run_id, const RunSpec& spec, double now) {
-  // An earlier attempt still running never reported its end (SIGKILL, a lost node): it ended no
-  // later than this one started. A late report of its own status may still replace `crashed`.
-  SQLite::Statement crashed(sql_,
-                            "UPDATE run_attempts SET status = 'crashed', ended_at = ? "
-                            "WHERE run_id = ? AND attempt < ? AND status = 'running'");
-  crashed.bind(1, now);
-  crashed.bind(2, run_id);
-  crashed.bind(3, *spec.attempt);  // above the stored attempt, so given
-  crashed.exec();
-  // Fields the new attempt does not send keep their earlier values; started_at stays the run's
-  // first start (each attempt's own is in run_attempts).
-  SQLite::Statement resume(
-      sql_,
-      "UPDATE runs SET sweep = COALESCE(?, sweep), row_label = COALESCE(?, row_label), "
-      "row_index = COALESCE(?, row_index), config = COALESCE(?, config), "
-      "config_hash = COALESCE(?, config_hash), git_revision = COALESCE(?, git_revision), "
-      "host = COALESCE(?, host), world_size = COALESCE(?, world_size), "
-      "slurm_job_id = COALESCE(?, slurm_job_id), slurm_array_id = COALESCE(?, slurm_array_id), "
-      "attempt = ?, status = 'running', ended_at = NULL WHERE id = ?");
-  bind_run_fields(resume, 1, spec);
-  resume.bind(11, *spec.attempt);  // above the stored attempt, so given
-  resume.bind(12, run_id);
-  resume.exec();
-  return RunHandle{run_id, *spec.attempt, true};
-}
-
-RunHandle RunStore::insert_run(std::int64_t experiment, const RunSpec& spec, double now) {
-  SQLite::Statement insert(
-      sql_,
-      "INSERT INTO runs(sweep, row_label, row_index, config, config_hash, git_revision, host, "
-      "world_size, slurm_job_id, slurm_array_id, experiment_id, name, uid, status, attempt, "
-      "started_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'running', ?, ?)");
-  bind_run_fields(insert, 1, spec);
-  insert.bind(11, experiment);
-  insert.bind(12, spec.name);
-  bind_optional(insert, 13, spec.uid);
-  insert.bind(14, spec.attempt.value_or(1));
-  insert.bind(15, now);
-  insert.exec();
-  return RunHandle{sql_.getLastInsertRowid(), spec.attempt.value_or(1), false};
-}
-
-void RunStore::insert_attempt(std::int64_t run_id, const RunSpec& spec, double now) {
-  SQLite::Statement insert(sql_,
-                           "INSERT INTO run_attempts(run_id, attempt, started_at, status, host, "
-                           "world_size, slurm_job_id, slurm_array_id) "
-                           "VALUES (?, ?, ?, 'running', ?, ?, ?, ?)");
-  insert.bind(1, run_id);
-  insert.bind(2, spec.attempt.value_or(1));
-  insert.bind(3, now);
-  bind_optional(insert, 4, spec.host);
-  bind_optional(insert, 5, spec.world_size);
-  bind_optional(insert, 6, spec.slurm_job_id);
-  bind_optional(insert, 7, spec.slurm_array_id);
-  insert.exec();
-}
-
-void RunStore::upsert_params(std::int64_t run_id, const api::Params& params) {
-  ResetOnExit reset(upsert_param_);
-  for (const auto& [key, value] : params) {
-    upsert_param_.tryReset();
-    upsert_param_.bind(1, run_id);
-    upsert_param_.bind(2, key);
-    if (const auto* text = std::get_if<std::string>(&value)) {
-      upsert_param_.bind(3, *text);
-      upsert_param_.bind(4);
-    } else {
-      upsert_param_.bind(3);
-      upsert_param_.bind(4, std::get<double>(value));
-    }
-    upsert_param_.exec();
-  }
-}
 
 void RunStore::require_run(std::int64_t run_id) {
   ResetOnExit reset(run_exists_);
@@ -311,21 +133,35 @@ IngestResult RunStore::ingest_metrics(std::int64_t run_id, std::int64_t rank, st
 
 std::int64_t RunStore::log_eval(std::int64_t run_id, const EvalRecord& eval) {
   require_text(eval.split, "split");
+  return insert_record(run_id,
+                       "INSERT INTO evals(run_id, split, step, checkpoint, bleu, chrf, perplexity, "
+                       "signature, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                       [&](SQLite::Statement& insert) {
+                         bind_values(insert, 2, eval.split, eval.step, eval.checkpoint, eval.bleu,
+                                     eval.chrf, eval.perplexity, eval.signature);
+                       });
+}
+
+std::int64_t RunStore::log_artifact(std::int64_t run_id, const ArtifactRecord& artifact) {
+  require_text(artifact.kind, "kind");
+  require_text(artifact.path, "path");
+  return insert_record(run_id,
+                       "INSERT INTO artifacts(run_id, kind, path, step, averaged_from, created_at) "
+                       "VALUES (?, ?, ?, ?, ?, ?)",
+                       [&](SQLite::Statement& insert) {
+                         bind_values(insert, 2, artifact.kind, artifact.path, artifact.step,
+                                     artifact.averaged_from);
+                       });
+}
+
+std::int64_t RunStore::insert_record(std::int64_t run_id, const char* sql,
+                                     const std::function<void(SQLite::Statement&)>& bind_fields) {
   SQLite::Transaction transaction(sql_, SQLite::TransactionBehavior::IMMEDIATE);
   require_run(run_id);
-  SQLite::Statement insert(
-      sql_,
-      "INSERT INTO evals(run_id, split, step, checkpoint, bleu, chrf, perplexity, signature, "
-      "created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)");
+  SQLite::Statement insert(sql_, sql);
   insert.bind(1, run_id);
-  insert.bind(2, eval.split);
-  bind_optional(insert, 3, eval.step);
-  bind_optional(insert, 4, eval.checkpoint);
-  bind_optional(insert, 5, eval.bleu);
-  bind_optional(insert, 6, eval.chrf);
-  bind_optional(insert, 7, eval.perplexity);
-  bind_optional(insert, 8, eval.signature);
-  insert.bind(9, now_seconds());
+  bind_fields(insert);
+  insert.bind(insert.getBindParameterCount(), now_seconds());  // created_at
   insert.exec();
   const std::int64_t id = sql_.getLastInsertRowid();
   transaction.commit();
@@ -345,26 +181,6 @@ void RunStore::set_deleted(std::int64_t run_id, bool deleted) {
   if (update.exec() == 0) {
     throw NotFound(fmt::format("unknown run {}", run_id));
   }
-}
-
-std::int64_t RunStore::log_artifact(std::int64_t run_id, const ArtifactRecord& artifact) {
-  require_text(artifact.kind, "kind");
-  require_text(artifact.path, "path");
-  SQLite::Transaction transaction(sql_, SQLite::TransactionBehavior::IMMEDIATE);
-  require_run(run_id);
-  SQLite::Statement insert(sql_,
-                           "INSERT INTO artifacts(run_id, kind, path, step, averaged_from, "
-                           "created_at) VALUES (?, ?, ?, ?, ?, ?)");
-  insert.bind(1, run_id);
-  insert.bind(2, artifact.kind);
-  insert.bind(3, artifact.path);
-  bind_optional(insert, 4, artifact.step);
-  bind_optional(insert, 5, artifact.averaged_from);
-  insert.bind(6, now_seconds());
-  insert.exec();
-  const std::int64_t id = sql_.getLastInsertRowid();
-  transaction.commit();
-  return id;
 }
 
 // The counts behind the per-run limits (api::WriteLimits). Each known key is one seek in an index
@@ -394,32 +210,6 @@ std::optional<std::int64_t> RunStore::metric_key_count_with(std::int64_t run_id,
       "SELECT COUNT(key) FROM k");
   stored.bind(1, run_id);
   stored.bind(2, cap + 2);  // cap + 1 keys and the NULL that ends the walk
-  stored.executeStep();
-  return stored.getColumn(0).getInt64() + added;
-}
-
-std::optional<std::int64_t> RunStore::param_count_with(const RunSpec& spec) {
-  if (spec.params.empty()) return std::nullopt;
-  const auto registered = static_cast<std::int64_t>(spec.params.size());
-  if (!spec.uid) return registered;
-  SQLite::Statement run(sql_, "SELECT id, attempt FROM runs WHERE uid = ?");
-  run.bind(1, *spec.uid);
-  if (!run.executeStep()) return registered;
-  if (spec.attempt.value_or(1) <= run.getColumn(1).getInt64()) {
-    return std::nullopt;  // a replayed registration writes nothing
-  }
-  const std::int64_t run_id = run.getColumn(0).getInt64();
-  SQLite::Statement known(sql_, "SELECT 1 FROM params WHERE run_id = ? AND key = ?");
-  known.bind(1, run_id);
-  std::int64_t added = 0;
-  for (const auto& [key, value] : spec.params) {
-    known.tryReset();
-    known.bindNoCopy(2, key);
-    added += known.executeStep() ? 0 : 1;
-  }
-  if (added == 0) return std::nullopt;
-  SQLite::Statement stored(sql_, "SELECT COUNT(*) FROM params WHERE run_id = ?");
-  stored.bind(1, run_id);
   stored.executeStep();
   return stored.getColumn(0).getInt64() + added;
 }

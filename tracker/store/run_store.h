@@ -9,6 +9,7 @@
 #include <SQLiteCpp/Statement.h>
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -117,6 +118,11 @@ class RunStore {
   void insert_attempt(std::int64_t run_id, const RunSpec& spec, double now);
   void upsert_params(std::int64_t run_id, const api::Params& params);
   void require_run(std::int64_t run_id);
+  // One row of a run's records (evals, artifacts) in its own transaction: `sql` lists run_id
+  // first and created_at last; `bind_fields` binds the record's own fields in between. Returns the
+  // row's id.
+  std::int64_t insert_record(std::int64_t run_id, const char* sql,
+                             const std::function<void(SQLite::Statement&)>& bind_fields);
   api::Params run_params(std::int64_t run_id);
   std::vector<std::string> metric_keys(std::int64_t run_id);
   // The newest point of a series: its highest step (one point per step), of `rank` when given.

@@ -1,6 +1,9 @@
 #include "tracker/store/sql_rows.h"
 
+#include <fmt/format.h>
+
 #include <chrono>
+#include <stdexcept>
 
 namespace nmt::tracker {
 
@@ -22,6 +25,12 @@ std::optional<double> optional_number(const SQLite::Column& column) {
 api::ParamValue param_value(const SQLite::Column& text, const SQLite::Column& number) {
   if (!number.isNull()) return number.getDouble();
   return text.isNull() ? std::string() : text.getString();
+}
+
+void require_text(const std::string& value, const char* what) {
+  if (value.empty()) {
+    throw std::invalid_argument(fmt::format("{} must not be empty", what));
+  }
 }
 
 double now_seconds() {

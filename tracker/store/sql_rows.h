@@ -1,6 +1,7 @@
 #pragma once
-// Typed reads of SQLite result columns for the store's queries: NULL as nullopt, params from
-// their (value_text, value_num) pair.
+// Typed reads of SQLite result columns for the store's queries (NULL as nullopt, params from
+// their (value_text, value_num) pair), typed binds (nullopt as NULL), and the store's check of a
+// text it requires.
 
 #include <SQLiteCpp/Column.h>
 #include <SQLiteCpp/Statement.h>
@@ -8,16 +9,50 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <type_traits>
 
 #include "tracker/api/wire_types.h"
 
 namespace nmt::tracker {
+
+namespace sql_detail {
+template <typename T>
+struct is_optional : std::false_type {};
+template <typename T>
+struct is_optional<std::optional<T>> : std::true_type {};
+}  // namespace sql_detail
 
 std::optional<std::string> optional_text(const SQLite::Column& column);
 std::optional<std::int64_t> optional_integer(const SQLite::Column& column);
 std::optional<double> optional_number(const SQLite::Column& column);
 // A param stored as text (value_text) or as a number (value_num, NULL then in value_text).
 api::ParamValue param_value(const SQLite::Column& text, const SQLite::Column& number);
+
+template <typename T>
+void bind_optional(SQLite::Statement& statement, int index, const std::optional<T>& value) {
+  if (value) {
+    statement.bind(index, *value);
+  } else {
+    statement.bind(index);  // NULL
+  }
+}
+
+// Binds `values` to the parameters from `first` on, in order; an empty optional as NULL.
+template <typename... Values>
+void bind_values(SQLite::Statement& statement, int first, const Values&... values) {
+  int index = first;
+  const auto bind_one = [&](const auto& value) {
+    if constexpr (sql_detail::is_optional<std::decay_t<decltype(value)>>::value) {
+      bind_optional(statement, index++, value);
+    } else {
+      statement.bind(index++, value);
+    }
+  };
+  (bind_one(values), ...);
+}
+
+// Throws std::invalid_argument "<what> must not be empty" when `value` is empty.
+void require_text(const std::string& value, const char* what);
 
 // A cached statement must be reset after every use, or it keeps its read snapshot open (and
 // blocks WAL checkpoints); tryReset because reset() rethrows the last step's error.

@@ -17,7 +17,7 @@
 //   model the run was trained with, as in the shards' manifest), config (the resolved YAML),
 //   run_uid (the run directory's run.json uid; empty when written outside a run), and
 //   state_sha256 (format 3): the SHA-256 of all those but format_version, so that a changed step
-//   or config is refused like a flipped bit (the text hashed: checkpoint.cpp, state_checksum)
+//   or config is refused like a flipped bit (the text hashed: checkpoint_state.cpp, state_checksum)
 // Written in memory bounded by one tensor, whatever the checkpoint's size: HDF5 lays out the file
 // in memory (metadata only; the tensors' datasets reserved, contiguous), then the file is written
 // to a temporary name with checked writes, each tensor's bytes straight from its memory, fsynced
@@ -37,6 +37,7 @@
 #include <string>
 #include <vector>
 
+#include "trainer/checkpoint/checkpoint_files.h"
 #include "trainer/config/train_config.h"
 
 namespace nmt::checkpoint {
@@ -93,20 +94,6 @@ TrainingState read_parameters(const std::string& path, const torch::nn::Module& 
 // the message. A format 1 checkpoint has no hash: a warning.
 void check_vocabulary(const std::string& path, const TrainingState& state,
                       const std::string& vocab_sha256, const std::string& vocab_name);
-
-// The step checkpoints of a run directory's checkpoints/ folder, oldest first.
-std::vector<std::string> list_checkpoints(const std::string& run_dir);
-// A fresh start (not `resume`) in a run directory that holds step checkpoints: an
-// std::runtime_error saying to pass --resume or choose another directory.
-void refuse_fresh_start_over_checkpoints(const std::string& run_dir, bool resume);
-std::string checkpoint_path(const std::string& run_dir, std::int64_t step);
-// Deletes all but the newest `keep` step checkpoints, and stale temporaries.
-void prune_checkpoints(const std::string& run_dir, std::int64_t keep);
-// Deletes the temporaries (NAME.tmp.PID) of atomic writes into the run directory and its
-// checkpoints/ that another process left (a SIGKILL in the middle of a checkpoint), with a log
-// line each; returns their paths. The caller holds the run directory's lock (run_dir_lock.h), so
-// no other trainer is writing there: any other process's temporary is stale.
-std::vector<std::string> remove_stale_temporaries(const std::string& run_dir);
 
 // Model config keys whose values differ ("d_model: 512 vs 256"); empty when equal.
 std::vector<std::string> model_config_differences(const model::ModelConfig& a,

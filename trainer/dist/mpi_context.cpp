@@ -3,7 +3,6 @@
 #include <mpi.h>
 
 #include <fmt/format.h>
-#include <spdlog/spdlog.h>
 
 #include <cstdlib>
 
@@ -43,26 +42,24 @@ std::string choose_collective_algorithms() {
 #endif
 }
 
-bool init_mpi(int* argc, char*** argv) {
+// Initialises MPI unless it is already; `chosen` gets choose_collective_algorithms()'s answer.
+bool init_mpi(int* argc, char*** argv, std::string& chosen) {
   int already = 0;
   MPI_Initialized(&already);
   if (already) return false;
-  const std::string chosen = choose_collective_algorithms();
+  chosen = choose_collective_algorithms();
   int provided = 0;
   // Serialized: on CUDA the gradient hooks that start all-reduces run on LibTorch's device
   // threads, one at a time and never alongside the main thread's MPI calls.
   check_mpi(MPI_Init_thread(argc, argv, MPI_THREAD_SERIALIZED, &provided), "MPI_Init_thread");
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
-  int rank = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  if (rank == 0 && !chosen.empty()) spdlog::info("mpi: {}", chosen);
   return true;
 }
 
 }  // namespace
 
 MpiContext::MpiContext(int* argc, char*** argv)
-    : initialised_here_(init_mpi(argc, argv)), world_(Communicator::world()) {}
+    : initialised_here_(init_mpi(argc, argv, collective_choice_)), world_(Communicator::world()) {}
 
 MpiContext::~MpiContext() {
   if (!initialised_here_) return;

@@ -32,7 +32,13 @@ class MpiContext {
   // The MPI library's own version string (callable before or without MPI_Init).
   static std::string library_version();
 
+  // What was chosen for Open MPI's non-blocking all-reduce before MPI_Init, for the caller to log
+  // once its logger is set up (e.g. "libnbc iallreduce algorithm 'ring'"); empty where MPI was
+  // initialised elsewhere or is not Open MPI.
+  const std::string& collective_choice() const { return collective_choice_; }
+
  private:
+  std::string collective_choice_;  // before initialised_here_: init_mpi writes it
   bool initialised_here_ = false;
   Communicator world_;
 };
