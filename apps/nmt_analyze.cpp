@@ -1,7 +1,8 @@
 // nmt-analyze: error analysis of translations (eval/analysis/error_analysis.h): per-sentence chrF
 // and BLEU, the worst sentences, scores by source length, repetitions, omissions and untranslated
 // copies, and where systems differ most, written as DIR/analysis.{md,json,svg}. With
-// --record-run, the report is recorded as an artifact (kind "analysis") of a tracked run.
+// --record-run, the report is recorded as an artifact (kind "analysis") of a tracked run, with its
+// text, and the chart as one of kind "analysis_chart", so that the dashboard can show both.
 // Inputs are read by eval/analysis/analysis_input.h (gzip too; valid UTF-8, no empty reference).
 
 #include <fmt/format.h>
@@ -9,7 +10,9 @@
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
+#include <iterator>
 
 #include "apps/tool_main.h"
 #include "common/cli.h"
@@ -17,7 +20,9 @@
 #include "eval/analysis/analysis_report.h"
 #include "eval/analysis/error_analysis.h"
 #include "eval/metrics/tokenizer_13a.h"
+#include "tracker/api/limits.h"
 #include "tracker/client/tracker_reader.h"
+#include "tracker/view/human_format.h"
 #include "tracker/view/table_format.h"
 
 namespace {
@@ -58,11 +63,25 @@ std::vector<int> parse_buckets(const std::string& text) {
   return edges;
 }
 
-// Records the report as an artifact of kind "analysis" of the run; the artifact's id.
-std::int64_t record_artifact(const nmt::tracker::DaemonAddress& daemon, std::int64_t run_id,
-                             const std::string& path) {
-  nmt::tracker::TrackerReader tracker(daemon);
-  return tracker.log_artifact(run_id, {"analysis", path, std::nullopt, std::nullopt}).artifact_id;
+// Records the file at `path` as an artifact of `kind` of the run, with its text when that is
+// within the daemon's default limit (a larger file is recorded by its path alone); the id.
+std::int64_t record_artifact(nmt::tracker::TrackerReader& tracker, std::int64_t run_id,
+                             const std::string& kind, const std::string& path) {
+  nmt::tracker::api::ArtifactRecord record;
+  record.kind = kind;
+  record.path = std::filesystem::absolute(path).string();
+  std::ifstream in(path, std::ios::binary);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::size_t limit = nmt::tracker::api::WriteLimits{}.max_content_bytes;
+  if (!in.is_open() || in.bad()) {
+    spdlog::warn("{}: unreadable; recorded by its path alone", printable(path));
+  } else if (text.size() > limit) {
+    spdlog::warn("{}: {} bytes, over the daemon's default limit of {}; recorded by its path alone",
+                 printable(path), text.size(), limit);
+  } else {
+    record.content = std::move(text);
+  }
+  return tracker.log_artifact(run_id, record).artifact_id;
 }
 
 // `text` cut to `max_chars` code points (then "…"); never inside a UTF-8 sequence.
@@ -78,8 +97,12 @@ std::string cut(const std::string& text, std::size_t max_chars) {
 // The summary on stdout: figures, then each system's worst sentence, every text printable().
 void print_summary(const analysis::Analysis& a, const analysis::AnalysisInput& input,
                    const analysis::ReportFiles& files) {
-  std::cout << printable(fmt::format("{} sentences, {} system(s): report {}", a.sentences,
-                                     a.systems.size(), files.markdown))
+  std::cout << printable(fmt::format("{}, {}: report {}",
+                                     nmt::tracker::format_quantity(
+                                         static_cast<std::int64_t>(a.sentences), "sentence"),
+                                     nmt::tracker::format_quantity(
+                                         static_cast<std::int64_t>(a.systems.size()), "system"),
+                                     files.markdown))
             << "\n";
   for (std::size_t k = 0; k < a.systems.size(); ++k) {
     const auto& s = a.systems[k];
@@ -136,8 +159,10 @@ int run(Options& o) {
   spdlog::debug("wrote the report by {:.2f} s", seconds());
   print_summary(result, input, files);
   if (daemon) {
-    const auto path = std::filesystem::absolute(files.markdown).string();
-    const auto id = record_artifact(*daemon, o.record_run, path);
+    nmt::tracker::TrackerReader tracker(*daemon);
+    const auto chart = record_artifact(tracker, o.record_run, "analysis_chart", files.svg);
+    const auto id = record_artifact(tracker, o.record_run, "analysis", files.markdown);
+    spdlog::debug("chart recorded as artifact {}", chart);
     std::cout << printable(
                      fmt::format("recorded as artifact {} (analysis) of run {}", id, o.record_run))
               << "\n";

@@ -27,10 +27,11 @@ struct Commands {
   cli::PlotArgs plot;
   std::vector<std::string> compare_runs;
   cli::EvalArgs eval;
+  cli::ExportArgs export_args;
   std::string status;
   std::string sweep, format = "md";
   CLI::App *runs_cmd, *show_cmd, *metrics_cmd, *plot_cmd, *compare_cmd, *eval_cmd, *status_cmd,
-      *delete_cmd, *restore_cmd, *table_cmd;
+      *delete_cmd, *restore_cmd, *table_cmd, *export_cmd;
 };
 
 constexpr const char* kRunHelp = "Run id or name";
@@ -46,10 +47,14 @@ void add_listing_commands(CLI::App& app, Commands& c) {
   runs->add_option("--param", c.runs.params, "key=value, e.g. model.layers=6; repeatable");
   runs->add_option("--metrics", c.runs.metric_columns,
                    "Metric keys shown as columns (last value), comma-separated, '*' for all");
+  runs->add_option("--evals", c.runs.eval_columns,
+                   "Latest eval figures shown as columns, SPLIT/FIGURE (FIGURE bleu, chrf or ppl), "
+                   "comma-separated, '*' for all (default: those the listed runs have)");
   runs->add_option("--params", c.runs.param_columns,
                    "Param keys shown as columns, comma-separated, '*' for all");
   runs->add_option("--sort", c.runs.sort,
-                   "[-]FIELD, [-]metric:KEY or [-]param:KEY, e.g. -metric:valid/bleu");
+                   "[-]FIELD, [-]metric:KEY, [-]eval:SPLIT/FIGURE or [-]param:KEY, e.g. "
+                   "-eval:test/bleu");
   runs->add_flag("--deleted", c.runs.deleted, "List soft-deleted runs instead");
   runs->add_flag("--json", c.runs.json, "Print the answer's JSON");
 
@@ -84,6 +89,14 @@ void add_listing_commands(CLI::App& app, Commands& c) {
   c.compare_cmd->add_option("RUNS", c.compare_runs, "Two or more run ids or names")
       ->required()
       ->expected(2, 1 << 20);
+
+  auto* exp = c.export_cmd = app.add_subcommand(
+      "export", "Every metric point and eval of a run, as CSV or JSON Lines, every digit kept");
+  exp->add_option("RUN", c.export_args.run, kRunHelp)->required();
+  exp->add_option("--format", c.export_args.format, "csv (one header row) or jsonl")
+      ->check(CLI::IsMember({"csv", "jsonl"}))
+      ->capture_default_str();
+  exp->add_option("--out", c.export_args.out_file, "File to write (default: standard output)");
 
   auto* table = c.table_cmd =
       app.add_subcommand("table", "A sweep's ablation table (paper Table 3)");
@@ -142,6 +155,7 @@ int dispatch(const Commands& c) {
     if (*c.status_cmd) return cli::set_status(reader, c.run, c.status, out);
     if (*c.delete_cmd) return cli::delete_run(reader, c.run, out);
     if (*c.restore_cmd) return cli::restore_run(reader, c.run, out);
+    if (*c.export_cmd) return cli::export_run(reader, c.export_args, out);
     return cli::table(reader, c.sweep, c.format, out);
   } catch (const nmt::tracker::TrackerUnreachable& e) {
     spdlog::error("{}", e.what());
@@ -153,8 +167,9 @@ int dispatch(const Commands& c) {
 
 int main(int argc, char** argv) {
   CLI::App app{
-      "Query nmt-trackerd: runs, metric series and their curves (SVG), comparisons of any "
-      "number of runs, and a sweep's ablation table in the layout of the paper's Table 3. Runs "
+      "Query nmt-trackerd: runs with their latest metrics and evals, metric series and their "
+      "curves (SVG), comparisons of any number of runs, exports (CSV, JSON Lines), and a sweep's "
+      "ablation table in the layout of the paper's Table 3. Runs "
       "are named by id or by name.",
       "nmt-tracker"};
   app.footer(

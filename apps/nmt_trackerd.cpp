@@ -63,6 +63,8 @@ void add_write_limit_flags(CLI::App& app, nmt::tracker::api::WriteLimits& w) {
                "gets 400");
   add_size(app, "--max-config-bytes", w.max_config_bytes,
            "Longest run config (YAML text; suffixes k, M); longer gets 400");
+  add_size(app, "--max-content-bytes", w.max_content_bytes,
+           "Longest artifact content (text; suffixes k, M); longer gets 400");
   add_positive(app, "--max-metric-keys", w.max_metric_keys,
                "Distinct metric keys one run may hold; a batch adding more gets 400");
   add_positive(app, "--max-params", w.max_params,
@@ -228,12 +230,13 @@ int run_daemon(DaemonOptions& o) {
   spdlog::info(
       "limits: {} connections (at most {} before a request with the token), {} per client; "
       "body {} bytes, JSON depth {}, {} elements; {} points per series answer; timeouts idle {} "
-      "s, header {} s, request {} s; names {} bytes, texts {}, config {}; per run {} metric "
-      "keys, {} params",
+      "s, header {} s, request {} s; names {} bytes, texts {}, config {}, artifact content {}; "
+      "per run {} metric keys, {} params",
       o.server.max_connections, o.server.unproven_limit(), o.server.max_connections_per_client,
       o.server.body_limit, o.handler.json.max_depth, o.handler.json.max_elements,
       o.handler.max_response_points, o.idle_timeout_s, o.header_timeout_s, o.read_timeout_s,
-      w.max_name_bytes, w.max_text_bytes, w.max_config_bytes, w.max_metric_keys, w.max_params);
+      w.max_name_bytes, w.max_text_bytes, w.max_config_bytes, w.max_content_bytes,
+      w.max_metric_keys, w.max_params);
   serve(io, signals, server);
   if (!o.port_file.empty()) {
     remove_own_port_file(o.port_file, port_text);

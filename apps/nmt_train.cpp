@@ -105,6 +105,16 @@ std::unique_ptr<nmt::DirectoryLock> own_run_dir(const std::string& run_dir,
   return lock;
 }
 
+// The config file to load: --config, else for --resume the run directory's config.yaml (the
+// resolved config the run was trained with) where there is one, else none (the built-in base).
+std::string config_file_of(const Options& o) {
+  if (!o.config_file.empty() || !o.resume || o.run_dir.empty()) return o.config_file;
+  const auto stored = std::filesystem::path(o.run_dir) / "config.yaml";
+  if (!std::filesystem::exists(stored)) return {};
+  spdlog::info("config: {} (the run's; --config not given)", stored.string());
+  return stored.string();
+}
+
 // The step of the checkpoint a resume continues from; 0 for a fresh start.
 std::int64_t resume_step(const std::string& run_dir, bool resume) {
   const auto checkpoints = nmt::checkpoint::list_checkpoints(run_dir);
@@ -142,6 +152,9 @@ int train(nmt::RunConfig config, const Options& o, const nmt::dist::Communicator
     auto recorded = nmt::train::trim_metrics_log(metrics_path, resume_step(run_dir, o.resume));
     sink->add(std::make_shared<nmt::train::JsonlMetricsSink>(metrics_path));
     auto identity = nmt::train::next_run_identity(run_dir, o.resume);
+    if (identity.attempt == 1 && !config.tracker.run_name.empty()) {
+      identity.name = config.tracker.run_name;
+    }
     identity.world_size = world.size();
     identity.hosts = world.hosts();
     nmt::train::write_run_identity(run_dir, identity);
@@ -258,7 +271,8 @@ int main(int argc, char** argv) {
   auto log = nmt::apps::tool_log(app);
   if (mpi.world().size() > 1) log.rank = mpi.world().rank();
   app.add_option("--config", o.config_file,
-                 "YAML run config (configs/base.yaml, configs/big.yaml...)");
+                 "YAML run config (configs/base.yaml, configs/big.yaml...); with --resume, "
+                 "RUN_DIR/config.yaml when not given");
   app.add_option("--set", o.overrides, "Override a config key, e.g. --set model.d_model=256");
   app.add_option("--run-dir", o.run_dir, "Run directory (config, metrics, checkpoints)");
   nmt::apps::add_config_flags(app, o.flag_overrides);
@@ -274,7 +288,7 @@ int main(int argc, char** argv) {
     }
     auto overrides = o.overrides;
     overrides.insert(overrides.end(), o.flag_overrides.begin(), o.flag_overrides.end());
-    auto config = nmt::load_run_config(o.config_file, overrides);
+    auto config = nmt::load_run_config(config_file_of(o), overrides);
     nmt::train::record_daemon_flags(o.tracker, config.tracker);
     if (o.count_params) {
       if (o.vocab_size > 0) config.model.vocab_size = o.vocab_size;

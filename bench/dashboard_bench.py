@@ -1,20 +1,23 @@
 #!/usr/bin/env python3
-"""What the dashboard's pages cost the daemon, at 100 runs x 10 metrics x 10,000 points.
+"""What the dashboard's pages cost, at 1,000 runs x 20 metrics x 10,000 points.
 
 Starts a real nmt-trackerd on 127.0.0.1 with a fresh database, ingests the runs through the HTTP
-API in batches (untimed), then times the requests each page makes, as the page makes them:
-  - the runs page: GET /api/runs?params=*&metrics=*;
-  - a run page: GET /api/runs/{id} and its 10 series at max_points=1000 (6 at a time, like a
+API (untimed: one 10,000-point batch per series, the batches encoded once and sent by 4
+connections), each run with a test and a valid eval, then times the requests each page makes,
+as the page makes them:
+  - the runs page: GET /api/runs?params=*&metrics=*&evals=*;
+  - a run page: GET /api/runs/{id} and its 20 series at max_points=1000 (6 at a time, like a
     browser's connections to one host);
-  - a compare page of 5 runs: their 5 runs and 50 series.
+  - a compare page of 10 runs: their 10 runs and 200 series.
 Each figure is the median of --repeats, beside the 1 s budget (ratio) and, for the series, beside
 the same series fetched whole (10,000 points each: what downsampling saves). With Chromium,
-chromium-driver and python3-selenium present, also the run page and the compare page in a
-headless browser: from navigation until the charts are drawn (the page's performance.now()).
+chromium-driver and python3-selenium present, also the runs page, the run page and the compare
+page in a headless browser: from navigation until the table and charts are drawn (the page's
+performance.now() when it says it is done).
 Prints figures; asserts nothing about time.
 
-  bench/dashboard_bench.py --trackerd build/apps/nmt-trackerd [--runs 100] [--metrics 10]
-                           [--points 10000] [--repeats 5] [--no-browser]
+  bench/dashboard_bench.py --trackerd build/apps/nmt-trackerd [--runs 1000] [--metrics 20]
+                           [--points 10000] [--compare 10] [--repeats 5] [--no-browser]
 """
 
 import argparse
@@ -36,7 +39,10 @@ BUDGET_S = 1.0
 BROWSER_CONNECTIONS = 6  # what Chromium opens to one host over HTTP/1.1
 KEYS = ["train/loss", "train/lr", "train/tokens_per_s", "train/rank0/tokens_per_s",
         "train/rank1/tokens_per_s", "train/grad_norm", "train/batch_tokens", "valid/loss",
-        "valid/ppl", "valid/bleu"]
+        "valid/ppl", "valid/bleu", "train/nll", "train/ppl", "train/ms_per_step",
+        "train/skipped_updates", "train/window_updates", "train/window_tgt_tokens",
+        "train/rank0/allreduce_fraction", "train/rank1/allreduce_fraction", "train/tokens",
+        "valid/nll"]
 
 
 class Client:
@@ -85,7 +91,7 @@ def start_daemon(trackerd, folder):
 
 
 def ingest(client, args):
-    """100 runs with params and 10 series each; one 10,000-point batch per series."""
+    """The runs with params, series and two evals each; one batch per series."""
     t0 = time.time()
     bodies = []
     for sequence, key in enumerate(KEYS[:args.metrics], start=1):
@@ -101,6 +107,10 @@ def ingest(client, args):
             "params": {"model.heads": [1, 4, 8, 16][i % 4], "model.d_model": 512,
                        "train.lr_scale": 0.5 + (i % 3) * 0.5, "model.dropout": 0.1,
                        "reference.ppl": 4.9}})["run_id"])
+        for split, bleu in (("valid", 24.0 + (i % 13) * 0.1), ("test", 25.0 + (i % 17) * 0.1)):
+            client.json("POST", f"/api/runs/{run_ids[-1]}/evals", {
+                "split": split, "step": 10 * args.points, "checkpoint": "checkpoints/averaged.h5",
+                "bleu": bleu, "chrf": 50.0 + bleu / 2, "perplexity": 4.5, "signature": "sig"})
     jobs = [(run_id, body) for run_id in run_ids for body in bodies]
     start = time.monotonic()
     with concurrent.futures.ThreadPoolExecutor(4) as pool:
@@ -145,7 +155,7 @@ def report(label, seconds, baseline=None, baseline_label=""):
 
 
 def time_requests(client, run_ids, args):
-    runs_path = "/api/runs?params=*&metrics=*"
+    runs_path = "/api/runs?params=*&metrics=*&evals=*"
     size = len(client.request("GET", runs_path))
     print(f"\nrequests, median of {args.repeats} (answer sizes from the first call):")
     report(f"runs page: GET {runs_path} ({size / 1e3:.0f} kB)",
@@ -153,16 +163,16 @@ def time_requests(client, run_ids, args):
     one = run_ids[len(run_ids) // 2]
     report("run page: GET /api/runs/{id}",
            timed(args.repeats, lambda: client.request("GET", f"/api/runs/{one}")))
-    for label, ids in (("run page", [one]), ("compare page, 5 runs", run_ids[:5])):
+    compare = run_ids[:args.compare]
+    for label, ids in (("run page", [one]), (f"compare page, {len(compare)} runs", compare)):
         paths = series_paths(ids, args, 1000)
         whole = series_paths(ids, args, None)
         down = timed(args.repeats, lambda: fetch_all(client, paths))
         full = timed(args.repeats, lambda: fetch_all(client, whole))
         report(f"{label}: {len(paths)} series at max_points=1000", down, full,
                f"for the whole {args.points:,}-point series")
-    compare = run_ids[:5]
     detail = [f"/api/runs/{run_id}" for run_id in compare]
-    report("compare page, 5 runs: runs and series together",
+    report(f"compare page, {len(compare)} runs: runs and series together",
            timed(args.repeats, lambda: fetch_all(client, detail + series_paths(compare, args, 1000))))
 
 
@@ -187,9 +197,11 @@ def time_browser(port, run_ids, args, folder):
     print(f"\nheadless Chromium, from navigation to charts drawn, median of {args.repeats}:")
     try:
         one = run_ids[len(run_ids) // 2]
-        pages = (("runs page", "#/runs"), ("run page (10 charts)", f"#/run/{one}"),
-                 ("compare page, 5 runs (10 charts x 5 series)",
-                  "#/compare/" + ",".join(map(str, run_ids[:5]))))
+        compare = run_ids[:args.compare]
+        pages = ((f"runs page ({len(run_ids)} runs)", "#/runs"),
+                 (f"run page ({args.metrics} series)", f"#/run/{one}"),
+                 (f"compare page, {len(compare)} runs ({args.metrics} charts x {len(compare)} series)",
+                  "#/compare/" + ",".join(map(str, compare))))
         for label, route in pages:
             totals, renders = [], []
             for _ in range(args.repeats):
@@ -198,7 +210,7 @@ def time_browser(port, run_ids, args, folder):
                 WebDriverWait(driver, 120).until(
                     lambda d: d.execute_script("return window.nmtLoaded") == route)
                 total, render = driver.execute_script(
-                    "return [performance.now(), window.nmtRenderMs];")
+                    "return [window.nmtLoadedAt, window.nmtRenderMs];")
                 totals.append(total / 1000.0)
                 renders.append(render / 1000.0)
             report(f"{label}", statistics.median(totals))
@@ -211,14 +223,16 @@ def time_browser(port, run_ids, args, folder):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--trackerd", required=True, help="the nmt-trackerd executable")
-    parser.add_argument("--runs", type=int, default=100)
-    parser.add_argument("--metrics", type=int, default=10, choices=range(1, len(KEYS) + 1))
+    parser.add_argument("--runs", type=int, default=1000)
+    parser.add_argument("--metrics", type=int, default=20, choices=range(1, len(KEYS) + 1))
+    parser.add_argument("--compare", type=int, default=10, help="runs on the compare page")
     parser.add_argument("--points", type=int, default=10000)
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--no-browser", action="store_true", help="skip the Chromium timing")
     args = parser.parse_args()
-    if args.runs < 5 or args.points < 1 or args.repeats < 1:
-        parser.error("--runs must be at least 5 (the compare page), --points and --repeats 1")
+    if args.compare < 2 or args.runs < args.compare or args.points < 1 or args.repeats < 1:
+        parser.error("--compare must be at least 2, --runs at least --compare, --points and "
+                     "--repeats at least 1")
     with tempfile.TemporaryDirectory(prefix="nmt-dashboard-bench-") as tmp:
         folder = Path(tmp)
         process, port = start_daemon(os.path.abspath(args.trackerd), folder)

@@ -192,6 +192,10 @@ void read_fields(const YAML::Node& root, const std::string& source, Config& conf
 // ---------------------------------------------------------------------------------------------
 // Writing
 
+// A number as YAML reads it back exactly, with a decimal point, in its shortest such form: 0.1,
+// 25.0, 1.0e-9.
+std::string yaml_number(double value);
+
 // Writes fields as the entries of the YAML mapping the caller has begun. Items of a list are
 // written in flow style ({source: a.en, target: a.de}) without their empty strings and lists.
 class FieldWriter {
@@ -208,6 +212,8 @@ class FieldWriter {
     out_ << YAML::Key << key << YAML::Value;
     if constexpr (std::is_enum_v<T>) {
       out_ << std::string(ConfigEnum<T>::name(value));
+    } else if constexpr (std::is_floating_point_v<T>) {
+      out_ << yaml_number(value);  // shortest: 1.0e-5, never 1.0000000000000001e-05
     } else if constexpr (config_fields_detail::IsVector<T>::value) {
       out_ << YAML::Flow << value;
     } else {
@@ -254,8 +260,6 @@ std::string write_fields(Config config) {
 // ---------------------------------------------------------------------------------------------
 // The reference
 
-// A number as YAML reads it back exactly, with a decimal point: 0.1, 25.0, 1.0e-9.
-std::string yaml_number(double value);
 // A string as a YAML scalar: quoted only where YAML needs it ("" for the empty string).
 std::string yaml_string(const std::string& value);
 

@@ -9,6 +9,9 @@
 #include <cstdint>
 #include <limits>
 #include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "tracker/view/human_format.h"
 
@@ -40,7 +43,8 @@ TEST(HumanFormat, RoundingDecidesTheNotation) {
   EXPECT_EQ(format_number(0.00099996), "0.001");
   EXPECT_EQ(format_number(9.99996), "10");
   EXPECT_EQ(format_number(0.123456, 2), "0.12");
-  EXPECT_EQ(format_number(1.0 / 3, 17), "0.33333333333333331");
+  // At most the shortest round trip: the 17th digit of "0.33333333333333331" is binary noise.
+  EXPECT_EQ(format_number(1.0 / 3, 17), "0.3333333333333333");
 }
 
 TEST(HumanFormat, NonFiniteNumbersAndBadDigits) {
@@ -123,6 +127,34 @@ TEST(HumanFormat, TickLabelsFollowTheStep) {
   EXPECT_EQ(format_tick(0.00015, 0.00005), "1.5e-04");
   EXPECT_EQ(format_tick(2e15, 1e15), "2e+15");
   EXPECT_THROW(format_tick(1, 0), std::invalid_argument);
+}
+
+// Learning rates and other small values: scientific or plain, never an SI prefix ("3.5m", "500µ");
+// the k/M suffixes stay for large magnitudes (steps, tokens), which are counts.
+TEST(HumanFormat, SmallValuesNeverTakeSiPrefixes) {
+  for (const auto& [value, step] : std::vector<std::pair<double, double>>{
+           {0.0035, 0.0005}, {0.0005, 0.0001}, {0.003, 1e-3}, {2e-6, 1e-6}, {0.0015, 0.0005}}) {
+    const std::string tick = format_tick(value, step);
+    EXPECT_EQ(tick.find_first_of("mµu"), std::string::npos) << value << " -> " << tick;
+    EXPECT_DOUBLE_EQ(std::stod(tick), value) << tick;
+  }
+  EXPECT_EQ(format_tick(0.0035, 0.0005), "3.5e-03");
+  EXPECT_EQ(format_tick(0.0005, 0.0001), "5e-04");
+  EXPECT_EQ(format_tick(0.004, 0.001), "0.004");
+  EXPECT_EQ(format_number(0.0035), "0.0035");
+  EXPECT_EQ(format_number(0.0005), "5e-04");
+  EXPECT_EQ(format_number(1e-5), "1e-05");
+  EXPECT_EQ(format_number(1.0000000000000001e-05, 17), "1e-05");  // the same double, shortest
+  EXPECT_EQ(format_tick(2e6, 1e6), "2M");  // a count of tokens keeps its suffix
+}
+
+TEST(HumanFormat, QuantitiesTakeTheNounsNumber) {
+  EXPECT_EQ(format_quantity(1, "thread"), "1 thread");
+  EXPECT_EQ(format_quantity(2, "thread"), "2 threads");
+  EXPECT_EQ(format_quantity(0, "run"), "0 runs");
+  EXPECT_EQ(format_quantity(1500, "point"), "1,500 points");
+  EXPECT_EQ(format_quantity(1, "entry", "entries"), "1 entry");
+  EXPECT_EQ(format_quantity(3, "entry", "entries"), "3 entries");
 }
 
 TEST(HumanFormat, IndependentOfTheProcessLocale) {

@@ -71,7 +71,7 @@ TEST(PreprocessConfig, ManifestCopyIsStable) {
             "vocab:\n"
             "  type: unigram\n"
             "  size: 8000\n"
-            "  character_coverage: 1\n"
+            "  character_coverage: 1.0\n"
             "  sample_sentences: 1000000\n"
             "  max_sentence_length: 4192\n"
             "  threads: 1\n"
@@ -88,7 +88,7 @@ TEST(PreprocessConfig, ManifestCopyIsStable) {
             "  compression: 4\n"
             "sampling:\n"
             "  copies: 2\n"
-            "  alpha: 0.20000000000000001\n"  // yaml-cpp writes 17 digits
+            "  alpha: 0.2\n"  // the shortest form that reads back exactly
             "  seed: 7\n");
 }
 

@@ -80,6 +80,11 @@ TEST(TableFormat, CellsPrintIntegersPlainlyAndNullAsDash) {
   EXPECT_EQ(json_cell(json(0.1)), "0.1");
   EXPECT_EQ(json_cell(json(nullptr)), "-");
   EXPECT_EQ(json_cell(json("learned")), "learned");
+  // Shortest round trip, and bools as words.
+  EXPECT_EQ(json_cell(json(1e-5)), "1e-05");
+  EXPECT_EQ(json_cell(json(0.1 + 0.2)), "0.30000000000000004");
+  EXPECT_EQ(json_cell(json(true)), "true");
+  EXPECT_EQ(json_cell(json(false)), "false");
 }
 
 TEST(TableFormat, TextTableAlignsColumnsWithoutTrailingBlanks) {

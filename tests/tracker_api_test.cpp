@@ -12,6 +12,7 @@
 #include <sstream>
 #include <string>
 
+#include "tracker/api/artifact_content.h"
 #include "tracker/api/json_fields.h"
 #include "tracker/api/routes.h"
 #include "tracker/api/run_query.h"
@@ -83,11 +84,12 @@ TEST(TrackerApi, RequestsRoundTripAndLeaveAbsentFieldsOut) {
   EXPECT_EQ(parse<RunRegistration>(json::parse(R"({"experiment": "e", "name": "n",
                                                    "params": {"flag": true}})"))
                 .params.at("flag"),
-            ParamValue(1.0));
+            ParamValue(std::string("true")));
 
   expect_round_trip(StatusUpdate{"preempted", 2});
   expect_round_trip(MetricBatch{1, 99, {{"loss", 5, 2.5, 1.5}, {"lr", 5, 1e-4, std::nullopt}}});
-  expect_round_trip(ArtifactRecord{"checkpoint", "c.h5", 10, 5});
+  expect_round_trip(ArtifactRecord{"checkpoint", "c.h5", 10, 5, std::nullopt});
+  expect_round_trip(ArtifactRecord{"analysis", "a.md", std::nullopt, std::nullopt, "# Report\n"});
   EvalRecord eval{"test", 3, "avg.h5", 27.3, std::nullopt, 4.9, "sig"};
   expect_round_trip(eval);
   // JSON cannot carry a diverged perplexity: it is left out rather than failing the request.
@@ -124,7 +126,8 @@ TEST(TrackerApi, AnswersRoundTrip) {
   d.attempts = {{1, "preempted", 1.0, 2.0, "n1", 2, "77", std::nullopt},
                 {2, "finished", 3.0, 4.0, std::nullopt, std::nullopt, std::nullopt, std::nullopt}};
   d.evals = {{1, {"valid", 10, std::nullopt, 20.5, 50.0, 5.5, std::nullopt}, 9.0}};
-  d.artifacts = {{1, {"checkpoint", "c.h5", 10, std::nullopt}, 9.5}};
+  d.artifacts = {{1, {"checkpoint", "c.h5", 10, std::nullopt, std::nullopt}, 9.5, false},
+                 {2, {"analysis", "a.md", std::nullopt, std::nullopt, std::nullopt}, 9.6, true}};
   d.metric_keys = {"bleu", "loss"};
   const json detail = expect_round_trip(d);
   EXPECT_EQ(detail.at("attempts").size(), 2u) << "a detail's attempts are the list";
@@ -299,6 +302,64 @@ TEST(TrackerApi, RunQueryRoundTripsThroughQueryParameters) {
   EXPECT_EQ(named({{"metrics", ",loss"}}), "metrics");
   EXPECT_EQ(named({{"experment", "x"}}), "experment");
   EXPECT_EQ(named({{"sort", "-duration_s"}, {"param.x", "1"}}), "(none)");
+}
+
+// evals=SPLIT/FIGURE,... or *, and sort=eval:SPLIT/FIGURE: parsed, written back, and every bad
+// key named as the parameter it came in.
+TEST(TrackerApi, EvalSelectionAndSortRoundTripAndNameTheirField) {
+  RunQuery q;
+  q.evals = KeySelection{false, {"test/bleu", "valid/ppl"}};
+  q.sort = SortOrder{SortOrder::Source::kEval, "test/bleu", true};
+  const auto pairs = to_query(q);
+  const std::map<std::string, std::string> decoded(pairs.begin(), pairs.end());
+  EXPECT_EQ(decoded.at("evals"), "test/bleu,valid/ppl");
+  EXPECT_EQ(decoded.at("sort"), "-eval:test/bleu");
+  const RunQuery back = run_query_from(decoded);
+  ASSERT_TRUE(back.evals && back.sort);
+  EXPECT_EQ(back.evals->keys, q.evals->keys);
+  EXPECT_EQ(back.sort->source, SortOrder::Source::kEval);
+  EXPECT_TRUE(run_query_from({{"evals", "*"}}).evals->all);
+  // A split may itself hold a slash ("wmt14/test/bleu"); the figure is after the last one.
+  EXPECT_TRUE(is_valid_eval_key("wmt14/test/chrf"));
+  for (const char* bad : {"test", "test/", "/bleu", "test/BLEU", "test/perplexity", "test/bleu,"}) {
+    EXPECT_FALSE(is_valid_eval_key(bad)) << bad;
+    try {
+      run_query_from({{"evals", bad}});
+      ADD_FAILURE() << "evals=" << bad << " accepted";
+    } catch (const FieldError& e) {
+      EXPECT_EQ(e.field(), "evals") << bad;
+    }
+  }
+  for (const char* bad : {"eval:test", "-eval:test/loss", "eval:"}) {
+    try {
+      run_query_from({{"sort", bad}});
+      ADD_FAILURE() << "sort=" << bad << " accepted";
+    } catch (const FieldError& e) {
+      EXPECT_EQ(e.field(), "sort") << bad;
+    }
+  }
+}
+
+// A summary's last_evals is written only when asked for, under exactly its contract's keys; an
+// artifact of a run's detail says whether it has content and never carries it.
+TEST(TrackerApi, LastEvalsAndArtifactContentOnTheWire) {
+  RunSummary s = summary();
+  EXPECT_FALSE(json(s).contains("last_evals"));
+  s.last_evals = std::map<std::string, double>{{"test/bleu", 34.9}, {"valid/ppl", 7.7}};
+  const json written = expect_round_trip(s);
+  EXPECT_EQ(written.at("last_evals"), json::parse(R"({"test/bleu": 34.9, "valid/ppl": 7.7})"));
+
+  const Artifact artifact{
+      3, {"analysis", "a.md", std::nullopt, std::nullopt, std::nullopt}, 1.5, true};
+  const json a = artifact;
+  EXPECT_EQ(a.at("has_content"), true);
+  EXPECT_FALSE(a.contains("content")) << a.dump();
+  EXPECT_EQ(artifact_content_type("r/analysis.md"), "text/markdown; charset=utf-8");
+  EXPECT_EQ(artifact_content_type("r/CHART.SVG"), "image/svg+xml");
+  EXPECT_EQ(artifact_content_type("r/analysis.json"), "application/json");
+  EXPECT_EQ(artifact_content_type("r/model.h5"), std::nullopt);
+  EXPECT_EQ(artifact_content_type("r.md/model"), std::nullopt);
+  EXPECT_EQ(artifact_content_type("report.html"), std::nullopt);
 }
 
 }  // namespace

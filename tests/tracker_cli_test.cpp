@@ -9,8 +9,10 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <map>
 #include <regex>
 #include <set>
+#include <sstream>
 
 #include "tests/test_utils.h"
 #include "tests/tracker_test_runs.h"
@@ -238,10 +240,10 @@ TEST(NmtTrackerCli, EscapesNamesAndComparesEvalsWithoutSteps) {
   EXPECT_NE(compare.out.find("client-test/" + escaped + " (running)"), std::string::npos)
       << compare.out;
   // The later of the two step-less evals against run 2's stepped one.
-  EXPECT_TRUE(std::regex_search(compare.out, std::regex("\nvalid step +- +5\n"))) << compare.out;
-  EXPECT_TRUE(std::regex_search(compare.out, std::regex("\nvalid bleu +21\\.5 +26\n")))
+  EXPECT_TRUE(std::regex_search(compare.out, std::regex("\nvalid/step +- +5\n"))) << compare.out;
+  EXPECT_TRUE(std::regex_search(compare.out, std::regex("\nvalid/bleu +21\\.5 +26\n")))
       << compare.out;
-  EXPECT_NE(compare.out.find(escaped + " bleu"), std::string::npos) << compare.out;
+  EXPECT_NE(compare.out.find(escaped + "/bleu"), std::string::npos) << compare.out;
 
   for (const std::string& command : std::vector<std::string>{
            "runs", "show " + run0, "table --sweep abl", "table --sweep abl --format csv",
@@ -259,6 +261,122 @@ TEST(NmtTrackerCli, EscapesNamesAndComparesEvalsWithoutSteps) {
   std::set<std::string> names;
   for (const auto& run : listed["runs"]) names.insert(run["name"].get<std::string>());
   EXPECT_EQ(names.count(evil), 1u) << as_json.out;
+}
+
+// Evals where metrics are: eval columns in runs (by default those the runs have, or --evals),
+// sorted by --sort=eval:; compare's latest eval per split and its history; export of every point
+// (a daemon answering 7 points a page, so the export has to page) and eval, read back exactly.
+TEST(NmtTrackerCli, EvalColumnsCompareHistoryAndExport) {
+  testing::TempDir dir;
+  Daemon daemon(dir.path(), 0, {"--max-response-points", "7"});
+  std::map<std::string, std::int64_t> ids;
+  for (const std::string name : {"alpha", "beta", "gamma"}) {
+    auto options = options_for(daemon.url(), dir);
+    options.spool_path = dir.file(name + "/tracker_spool.rank0.jsonl");
+    TrackerClient client(options);
+    ids[name] = client.start_run(run_info(name)).value();
+    if (name == "alpha") {
+      for (int step = 0; step < 25; ++step) client.log_metric("train/lr", step, (step + 1) * 1e-5);
+      client.log_eval({"test", 100, std::nullopt, 27.5, 55.0, std::nullopt, std::nullopt});
+      client.log_eval({"valid", 100, std::nullopt, std::nullopt, std::nullopt, 4.9, std::nullopt});
+      client.log_eval({"test", 200, "avg.h5", 28.25, 56.0, std::nullopt, "nrefs:1"});
+    } else if (name == "beta") {
+      client.log_eval({"test", std::nullopt, std::nullopt, 30.0, 58.8, std::nullopt, std::nullopt});
+    }
+    ASSERT_TRUE(client.flush(10s));
+  }
+  const std::string where = "--port-file " + daemon.port_file() + " ";
+  const std::string a = std::to_string(ids["alpha"]), b = std::to_string(ids["beta"]),
+                    g = std::to_string(ids["gamma"]);
+
+  // Shown by default: every figure some listed run has, the latest eval's.
+  const auto runs = run_cli(where + "runs");
+  ASSERT_EQ(runs.status, 0) << runs.out;
+  EXPECT_NE(runs.out.find("duration  test/bleu  test/chrf  valid/ppl\n"), std::string::npos)
+      << runs.out;
+  EXPECT_TRUE(std::regex_search(runs.out, std::regex("\n" + a + " .* 28\\.25 +56 +4\\.9\n")))
+      << runs.out;
+  EXPECT_TRUE(std::regex_search(runs.out, std::regex("\n" + b + " .* 30 +58\\.8 +-\n")))
+      << runs.out;
+  EXPECT_TRUE(std::regex_search(runs.out, std::regex("\n" + g + " .* - +- +-\n"))) << runs.out;
+  EXPECT_EQ(run_cli(where + "runs --name gamma").out.find("test/bleu"), std::string::npos);
+  const auto chosen = run_cli(where + "runs --evals test/bleu");
+  EXPECT_NE(chosen.out.find("test/bleu\n"), std::string::npos) << chosen.out;
+  EXPECT_EQ(chosen.out.find("test/chrf"), std::string::npos) << chosen.out;
+
+  const auto sorted = run_cli(where + "runs --sort=-eval:test/bleu");
+  ASSERT_EQ(sorted.status, 0) << sorted.out;
+  const auto at = [&](const std::string& id) { return sorted.out.find("\n" + id + " "); };
+  EXPECT_LT(at(b), at(a)) << sorted.out;
+  EXPECT_LT(at(a), at(g)) << sorted.out;
+  for (const char* bad : {"runs --evals test/loss", "runs --sort eval:test", "runs --evals ,"}) {
+    EXPECT_EQ(run_cli(where + bad).status, 2) << bad;
+  }
+
+  const auto compare = run_cli(where + "compare alpha beta");
+  ASSERT_EQ(compare.status, 0) << compare.out;
+  EXPECT_TRUE(std::regex_search(compare.out, std::regex("\ntest/bleu +28\\.25 +30\n")))
+      << compare.out;
+  EXPECT_TRUE(std::regex_search(compare.out, std::regex("\nvalid/ppl +4\\.9 +-\n"))) << compare.out;
+  const auto history = compare.out.substr(compare.out.find("\neval history\n"));
+  for (const std::string& row :
+       {a + " +test +100 +- +27\\.5 +55 +-", a + " +test +200 +avg\\.h5 +28\\.25 +56 +-",
+        a + " +valid +100 +- +- +- +4\\.9", b + " +test +- +- +30 +58\\.8 +-"}) {
+    EXPECT_TRUE(std::regex_search(history, std::regex("\n" + row + "\n"))) << row << history;
+  }
+
+  // CSV: a header row, every point (25, over 4 pages of 7), each figure of each eval.
+  const std::string csv_path = dir.file("alpha.csv");
+  ASSERT_EQ(run_cli(where + "export alpha --format csv --out " + csv_path).status, 0);
+  const std::string csv = testing::read_text(csv_path);
+  EXPECT_EQ(run_cli(where + "export " + a).out, csv) << "csv is the default, stdout the default";
+  std::istringstream lines(csv);
+  std::string line;
+  std::getline(lines, line);
+  EXPECT_EQ(line, "record,key,step,value,time,rank,eval_id,checkpoint,signature");
+  std::map<std::int64_t, double> lr;
+  std::vector<std::string> evals;
+  while (std::getline(lines, line)) {
+    std::vector<std::string> cells;
+    std::stringstream fields(line);
+    for (std::string cell; std::getline(fields, cell, ',');) cells.push_back(cell);
+    if (cells[0] == "metric") {
+      ASSERT_EQ(cells[1], "train/lr") << line;
+      lr[std::stoll(cells[2])] = std::strtod(cells[3].c_str(), nullptr);
+      EXPECT_GT(std::stod(cells[4]), 1e9) << "UNIX seconds: " << line;
+    } else {
+      evals.push_back(cells[1] + "@" + cells[2] + "=" + cells[3]);
+    }
+  }
+  ASSERT_EQ(lr.size(), 25u) << csv;
+  for (const auto& [step, value] : lr) EXPECT_EQ(value, (step + 1) * 1e-5) << step;
+  EXPECT_NE(csv.find("metric,train/lr,0,1e-05,"), std::string::npos) << "shortest round trip";
+  EXPECT_EQ(evals,
+            (std::vector<std::string>{"test/bleu@100=27.5", "test/chrf@100=55", "valid/ppl@100=4.9",
+                                      "test/bleu@200=28.25", "test/chrf@200=56"}));
+
+  // JSON Lines: one object per point and per eval (as the run's detail has it).
+  const std::string jsonl_path = dir.file("alpha.jsonl");
+  ASSERT_EQ(run_cli(where + "export alpha --format jsonl --out " + jsonl_path).status, 0);
+  std::istringstream objects(testing::read_text(jsonl_path));
+  std::size_t points = 0;
+  std::vector<double> bleus;
+  while (std::getline(objects, line)) {
+    const json object = json::parse(line);
+    if (object.at("record") == "metric") {
+      const auto step = object.at("step").get<std::int64_t>();
+      EXPECT_EQ(object.at("value").get<double>(), (step + 1) * 1e-5) << line;
+      EXPECT_EQ(object.at("rank"), 0) << line;
+      ++points;
+    } else {
+      ASSERT_EQ(object.at("record"), "eval") << line;
+      if (!object.at("bleu").is_null()) bleus.push_back(object.at("bleu").get<double>());
+    }
+  }
+  EXPECT_EQ(points, 25u);
+  EXPECT_EQ(bleus, (std::vector<double>{27.5, 28.25}));
+  EXPECT_EQ(run_cli(where + "export alpha --format parquet").status, 2);
+  EXPECT_EQ(run_cli(where + "export nosuchrun").status, 1);
 }
 
 // One exit status for every argument error, 2, before any daemon is asked; --help is 0.

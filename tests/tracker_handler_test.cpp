@@ -14,6 +14,7 @@
 #include <set>
 #include <sstream>
 #include <thread>
+#include <tuple>
 
 #include "test_utils.h"
 #include "tracker/store/schema.h"
@@ -372,7 +373,11 @@ TEST_F(TrackerHandler, EvalsAndArtifactsAppearInRun) {
   EXPECT_EQ(run.at("artifacts")[0].at("artifact_id"), artifact.body.at("artifact_id"));
   EXPECT_EQ(run.at("artifacts")[0].at("path"), "/ckpt/avg.pt");
   EXPECT_EQ(run.at("artifacts")[0].at("averaged_from"), 5);
-  EXPECT_EQ(run.at("params").at("train.fp16"), 1);  // bools are stored as 0/1 numbers
+  // Bools read back as true/false, not 1/0; a filter by either finds them.
+  EXPECT_EQ(run.at("params").at("train.fp16"), "true");
+  EXPECT_EQ(ids({{"param.train.fp16", "true"}}), (std::vector<std::int64_t>{id}));
+  EXPECT_EQ(ids({{"param.train.fp16", "1"}}), (std::vector<std::int64_t>{id}));
+  EXPECT_TRUE(ids({{"param.train.fp16", "false"}}).empty());
   EXPECT_DOUBLE_EQ(run.at("params").at("model.dropout").get<double>(), 0.1);
   EXPECT_EQ(run.at("experiment"), "e");
 }
@@ -1091,6 +1096,165 @@ TEST_F(TrackerHandler, WriteLimitsMustBePositive) {
   HandlerOptions options;
   options.writes.max_metric_keys = 0;
   EXPECT_THROW(open("", options), std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace nmt::tracker
+
+namespace nmt::tracker {
+namespace {
+
+// evals=: per split, the figures of the latest eval (newest created_at, then id; not the highest
+// step), under exactly the keys SPLIT/bleu, SPLIT/chrf, SPLIT/ppl; a figure the latest eval lacks
+// is absent, not taken from an older one. Sorting by eval:, runs without the figure last.
+TEST_F(TrackerHandler, ListRunsCarriesLatestEvalsAndSortsByThem) {
+  const auto a = create_run({{"experiment", "e"}, {"name", "a"}});
+  const auto b = create_run({{"experiment", "e"}, {"name", "b"}});
+  const auto c = create_run({{"experiment", "e"}, {"name", "c"}});
+  const auto eval = [&](std::int64_t run, const json& body) {
+    ASSERT_EQ(post(run_path(run, "evals"), body).status, 200) << body.dump();
+  };
+  eval(a, {{"split", "test"}, {"step", 100}, {"bleu", 20.0}, {"chrf", 40.0}});
+  eval(a, {{"split", "valid"}, {"step", 100}, {"perplexity", 7.7}});
+  eval(a, {{"split", "test"}, {"step", 50}, {"bleu", 25.0}});
+  eval(b, {{"split", "test"}, {"bleu", 30.0}, {"chrf", 55.5}});
+
+  const json runs = get("/api/runs", {{"evals", "*"}}).body.at("runs");
+  ASSERT_EQ(runs.size(), 3u);
+  EXPECT_EQ(runs[0].at("last_evals"), json::parse(R"({"test/bleu": 25.0, "valid/ppl": 7.7})"));
+  EXPECT_EQ(runs[1].at("last_evals"), json::parse(R"({"test/bleu": 30.0, "test/chrf": 55.5})"));
+  EXPECT_EQ(runs[2].at("last_evals"), json::object()) << "no evals: an empty object";
+  EXPECT_FALSE(get("/api/runs").body.at("runs")[0].contains("last_evals"));
+  const json some = get("/api/runs", {{"evals", "test/bleu,valid/chrf"}}).body.at("runs");
+  EXPECT_EQ(some[0].at("last_evals"), json::parse(R"({"test/bleu": 25.0})"));
+
+  EXPECT_EQ(ids({{"sort", "-eval:test/bleu"}}), (std::vector<std::int64_t>{b, a, c}));
+  EXPECT_EQ(ids({{"sort", "eval:test/bleu"}}), (std::vector<std::int64_t>{a, b, c}));
+  EXPECT_EQ(ids({{"sort", "-eval:valid/ppl"}}), (std::vector<std::int64_t>{a, b, c}));
+  EXPECT_EQ(ids({{"sort", "eval:test/chrf"}, {"evals", "test/chrf"}}),
+            (std::vector<std::int64_t>{b, a, c}));
+
+  for (const auto& [query, field] :
+       std::vector<std::pair<std::map<std::string, std::string>, std::string>>{
+           {{{"evals", "test/loss"}}, "evals"},
+           {{{"evals", ""}}, "evals"},
+           {{{"evals", "bleu"}}, "evals"},
+           {{{"evals", "test/bleu,,valid/ppl"}}, "evals"},
+           {{{"sort", "eval:test"}}, "sort"},
+           {{{"sort", "-eval:/bleu"}}, "sort"}}) {
+    const Answer answer = get("/api/runs", query);
+    EXPECT_EQ(answer.status, 400) << answer.body.dump();
+    EXPECT_EQ(answer.body.value("field", ""), field) << answer.body.dump();
+  }
+}
+
+// A text artifact's content: kept, flagged in the run (never sent with it), served with the type
+// of its extension and headers that forbid scripts; 404 without content; bounded by
+// max_content_bytes; refused for a path that is not a text type.
+TEST_F(TrackerHandler, ArtifactContentIsServedWithItsTypeAndNoScripts) {
+  HandlerOptions options;
+  options.writes.max_content_bytes = 64;
+  open("", options);
+  const auto id = create_run({{"experiment", "e"}, {"name", "r"}});
+  const auto other = create_run({{"experiment", "e"}, {"name", "other"}});
+  const std::string markdown = "# Report\n<script>alert(1)</script>\nBLEU 27.3 \xc3\xa9\n";
+  const std::string svg = "<svg xmlns=\"http://www.w3.org/2000/svg\"/>";
+  const auto record = [&](const json& body) {
+    const Answer answer = post(run_path(id, "artifacts"), body);
+    EXPECT_EQ(answer.status, 200) << answer.body.dump();
+    return answer.body.value("artifact_id", std::int64_t{0});
+  };
+  const auto md_id =
+      record({{"kind", "analysis"}, {"path", "/r/analysis.md"}, {"content", markdown}});
+  const auto svg_id = record({{"kind", "chart"}, {"path", "/r/analysis.svg"}, {"content", svg}});
+  const auto json_id = record({{"kind", "summary"}, {"path", "/r/a.JSON"}, {"content", "{}"}});
+  const auto ckpt_id = record({{"kind", "checkpoint"}, {"path", "/r/ckpt.h5"}});
+
+  const json artifacts = get(run_path(id)).body.at("artifacts");
+  ASSERT_EQ(artifacts.size(), 4u);
+  for (std::size_t i = 0; i < 4; ++i) {
+    EXPECT_EQ(artifacts[i].at("has_content"), i < 3) << artifacts[i].dump();
+    EXPECT_FALSE(artifacts[i].contains("content")) << artifacts[i].dump();
+  }
+
+  const auto content = [&](std::int64_t run, const std::string& artifact) {
+    return handler_->handle(
+        Request{"GET", run_path(run, "artifacts/" + artifact + "/content"), {}, "", "", ""});
+  };
+  const auto header = [](const Response& r, const std::string& name) {
+    for (const auto& [key, value] : r.headers) {
+      if (key == name) return value;
+    }
+    return std::string("(none)");
+  };
+  for (const auto& [artifact, body, type] :
+       std::vector<std::tuple<std::int64_t, std::string, std::string>>{
+           {md_id, markdown, "text/markdown; charset=utf-8"},
+           {svg_id, svg, "image/svg+xml"},
+           {json_id, "{}", "application/json"}}) {
+    const Response r = content(id, std::to_string(artifact));
+    EXPECT_EQ(r.status, 200) << r.body;
+    EXPECT_EQ(r.body, body);
+    EXPECT_EQ(r.content_type, type);
+    EXPECT_EQ(header(r, "X-Content-Type-Options"), "nosniff");
+    EXPECT_EQ(header(r, "Content-Security-Policy"),
+              "default-src 'none'; style-src 'unsafe-inline'; sandbox");
+  }
+  for (const auto& [run, artifact] : std::vector<std::pair<std::int64_t, std::string>>{
+           {id, std::to_string(ckpt_id)},  // recorded without content
+           {id, "999"},
+           {other, std::to_string(md_id)},  // another run's artifact
+           {id, "x"},
+           {999, std::to_string(md_id)}}) {
+    const Response r = content(run, artifact);
+    EXPECT_EQ(r.status, 404) << run << " " << artifact << ": " << r.body;
+    EXPECT_EQ(header(r, "Content-Security-Policy"), "(none)");
+  }
+
+  const std::string limit(64, 'x');
+  EXPECT_EQ(post(run_path(id, "artifacts"), {{"kind", "k"}, {"path", "a.txt"}, {"content", limit}})
+                .status,
+            200);
+  expect_over_limit(
+      post(run_path(id, "artifacts"), {{"kind", "k"}, {"path", "a.txt"}, {"content", limit + "x"}}),
+      "content", "64", "--max-content-bytes");
+  const Answer binary = post(run_path(id, "artifacts"),
+                             {{"kind", "k"}, {"path", "/r/page.html"}, {"content", "<p>"}});
+  EXPECT_EQ(binary.status, 400);
+  EXPECT_EQ(binary.body.value("field", ""), "content") << binary.body.dump();
+  EXPECT_EQ(get(run_path(id)).body.at("artifacts").size(), 5u) << "refused writes store nothing";
+}
+
+// after_step pages through a series exactly, never downsampled, each page within the response
+// bound: a long series can be read in full (nmt-tracker export).
+TEST_F(TrackerHandler, AfterStepPagesThroughTheWholeSeries) {
+  HandlerOptions options;
+  options.max_response_points = 10;
+  open("", options);
+  const auto id = create_run({{"experiment", "e"}, {"name", "r"}});
+  ASSERT_EQ(post(run_path(id, "metrics"), batch(0, 1, 1, 95)).status, 200);
+  std::vector<std::int64_t> steps;
+  std::int64_t after = -1;
+  for (int page = 0; page < 20; ++page) {
+    const Answer a =
+        get(run_path(id, "metrics"), {{"key", "loss"}, {"after_step", std::to_string(after)}});
+    ASSERT_EQ(a.status, 200) << a.body.dump();
+    EXPECT_EQ(a.body.at("downsampled"), false);
+    EXPECT_EQ(a.body.at("total_points"), 95);
+    EXPECT_LE(a.body.at("points").size(), 10u);
+    if (a.body.at("points").empty()) break;
+    for (const json& p : a.body.at("points")) {
+      steps.push_back(p.at("step").get<std::int64_t>());
+      EXPECT_EQ(p.at("value").get<double>(), 10.0 / static_cast<double>(steps.back()));
+    }
+    after = steps.back();
+  }
+  ASSERT_EQ(steps.size(), 95u);
+  for (std::size_t i = 0; i < steps.size(); ++i)
+    EXPECT_EQ(steps[i], static_cast<std::int64_t>(i) + 1);
+  const Answer bad = get(run_path(id, "metrics"), {{"key", "loss"}, {"after_step", "x"}});
+  EXPECT_EQ(bad.status, 400);
+  EXPECT_EQ(bad.body.value("field", ""), "after_step");
 }
 
 }  // namespace

@@ -395,6 +395,21 @@ TEST(TrackerLimits, WriteLimitFlagsSetTheLimits) {
   EXPECT_NE(reply.body.find("--max-metric-keys"), std::string::npos) << reply.body;
 }
 
+TEST(TrackerLimits, ContentLimitFlagSetsTheLimit) {
+  ServedDaemon served({"--max-content-bytes", "16"});
+  auto& [dir, daemon, c] = served;
+  const std::string target = "/api/runs/" + std::to_string(create_run(c)) + "/artifacts";
+  const auto artifact = [](const std::string& content) {
+    return json{{"kind", "analysis"}, {"path", "analysis.md"}, {"content", content}};
+  };
+  auto reply = c.post(target, artifact(std::string(16, 'x')));
+  EXPECT_EQ(reply.status, 200) << reply.body;
+  reply = c.post(target, artifact(std::string(17, 'x')));
+  EXPECT_EQ(reply.status, 400);
+  EXPECT_EQ(reply.json().at("field"), "content");
+  EXPECT_NE(reply.body.find("--max-content-bytes"), std::string::npos) << reply.body;
+}
+
 TEST(TrackerLimits, DatabaseFilesAreOwnerOnly) {
   ServedDaemon served;
   auto& [dir, daemon, c] = served;

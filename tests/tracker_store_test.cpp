@@ -544,5 +544,50 @@ TEST(TrackerStore, LateStatusOfACrashedAttemptChangesOnlyItsRow) {
   EXPECT_EQ(store.get_run(run).attempts[0].status, "preempted");
 }
 
+// A version 5 database (artifacts without content) upgrades in place: its artifacts keep every
+// field and have no content; new ones keep theirs, and the newest eval of each split is found.
+TEST(TrackerStore, UpgradesVersionFiveDatabaseWithArtifactContent) {
+  TempDir dir;
+  const std::string path = dir.file("tracker.db");
+  {
+    SQLite::Database raw(path, SQLite::OPEN_READWRITE | SQLite::OPEN_CREATE);
+    migrate_to(raw, path, 5);
+    raw.exec(R"sql(
+      INSERT INTO experiments VALUES (1, 'e', 0.0);
+      INSERT INTO runs(id, experiment_id, name, started_at) VALUES (1, 1, 'a', 0.0);
+      INSERT INTO artifacts(id, run_id, kind, path, step, averaged_from, created_at)
+        VALUES (4, 1, 'averaged', '/r/averaged.h5', 100, 5, 2.0);
+      INSERT INTO evals(id, run_id, split, step, bleu, chrf, created_at) VALUES
+        (1, 1, 'test', 100, 30.0, 55.0, 3.0), (2, 1, 'test', 90, 28.0, NULL, 2.0);
+    )sql");
+  }
+  Database db(path);
+  EXPECT_EQ(db.schema_version(), latest_schema_version());
+  RunStore store(db);
+  const auto old = store.get_run(1).artifacts;
+  ASSERT_EQ(old.size(), 1u);
+  EXPECT_EQ(old[0].artifact_id, 4);
+  EXPECT_EQ(old[0].record.path, "/r/averaged.h5");
+  EXPECT_EQ(old[0].record.averaged_from, 5);
+  EXPECT_FALSE(old[0].has_content);
+  EXPECT_EQ(store.artifact_content(1, 4).content, std::nullopt);
+
+  ArtifactRecord report{"analysis", "/r/analysis.md", std::nullopt, std::nullopt, "# R\n"};
+  const auto id = store.log_artifact(1, report);
+  EXPECT_TRUE(store.get_run(1).artifacts.back().has_content);
+  EXPECT_FALSE(store.get_run(1).artifacts.back().record.content) << "never sent with the run";
+  EXPECT_EQ(store.artifact_content(1, id).content, "# R\n");
+  EXPECT_THROW(store.artifact_content(1, id + 1), NotFound);
+  EXPECT_THROW(store.artifact_content(2, id), NotFound);
+
+  // Eval id 2 has the lower id but eval 1 was created later: the latest is eval 1.
+  api::RunQuery query;
+  query.evals = api::KeySelection{true, {}};
+  const auto runs = store.list_runs(query);
+  ASSERT_EQ(runs.size(), 1u);
+  EXPECT_EQ(runs[0].last_evals,
+            (std::map<std::string, double>{{"test/bleu", 30.0}, {"test/chrf", 55.0}}));
+}
+
 }  // namespace
 }  // namespace nmt::tracker

@@ -32,6 +32,12 @@ TEST(RunConfig, DefaultsAreThePaperBaseAndFilesAreStrict) {
   // Round trip through the YAML stored in checkpoints.
   const auto again = parse_run_config(to_yaml(config), "stored");
   EXPECT_EQ(to_yaml(again), to_yaml(config));
+  // Numbers in their shortest exact form, as a person would write them.
+  const std::string yaml = to_yaml(config);
+  EXPECT_NE(yaml.find("label_smoothing: 0.2\n"), std::string::npos) << yaml;
+  EXPECT_NE(yaml.find("layer_norm_eps: 1.0e-5\n"), std::string::npos) << yaml;
+  EXPECT_EQ(yaml.find("0000000"), std::string::npos) << yaml;
+  EXPECT_DOUBLE_EQ(again.model.layer_norm_eps, 1e-5);
   NMT_EXPECT_THROW_WITH(load_run_config(dir.file("r.yaml"), {"model.dmodel=3"}), ConfigError,
                         "unknown key 'model.dmodel'");
   NMT_EXPECT_THROW_WITH(load_run_config(dir.file("r.yaml"), {"train.max_steps=many"}), ConfigError,

@@ -17,6 +17,7 @@
 #include "test_utils.h"
 #include "tiny_training.h"
 #include "tracking/run_identity.h"
+#include "tracking/run_tracking.h"
 #include "trainer/checkpoint/checkpoint.h"
 #include "trainer/data/batching.h"
 #include "trainer/decode/greedy.h"
@@ -307,6 +308,18 @@ TEST(Trainer, CooldownEndsTheRateLinearlyOverTheRunsLastFraction) {
 
 // run.json: a fresh run draws a uid; --resume of its directory continues it as the next attempt;
 // a fresh start draws another; a damaged file is an error naming it.
+// The config as the tracker's params: numbers as numbers, booleans as true/false (not 1/0).
+TEST(RunTracking, ParamsKeepNumbersAndBooleansAsTheyAre) {
+  RunConfig config;
+  config.train.allow_shared_gpu = true;
+  config.model.layers = 3;
+  const auto params = train::flatten_params(config, 1234);
+  EXPECT_EQ(std::get<std::string>(params.at("train.allow_shared_gpu")), "true");
+  EXPECT_EQ(std::get<std::string>(params.at("dist.overlap")), "true");
+  EXPECT_DOUBLE_EQ(std::get<double>(params.at("model.layers")), 3.0);
+  EXPECT_DOUBLE_EQ(std::get<double>(params.at("model.parameter_count")), 1234.0);
+}
+
 TEST(RunIdentity, FreshRunsDrawAUidAndResumesCountAttempts) {
   TempDir dir;
   const std::string run = dir.file("run");
@@ -329,6 +342,39 @@ TEST(RunIdentity, FreshRunsDrawAUidAndResumesCountAttempts) {
   } catch (const std::runtime_error& e) {
     EXPECT_NE(std::string(e.what()).find("run.json"), std::string::npos) << e.what();
   }
+}
+
+// A run directory moved to another path resumes its own run: the same uid and registered name
+// (its first name, not the new one), and run.json records the new path. A copy whose original
+// still holds run.json of the same uid is refused, naming both.
+TEST(RunIdentity, AMovedDirectoryKeepsItsRunAndACopyIsRefused) {
+  TempDir dir;
+  const std::string first_dir = dir.file("first"), moved = dir.file("elsewhere/renamed");
+  fs::create_directories(first_dir);
+  const auto fresh = train::next_run_identity(first_dir, false);
+  EXPECT_EQ(fresh.name, "first");
+  EXPECT_EQ(fresh.run_dir, fs::absolute(first_dir).lexically_normal().string());
+  train::write_run_identity(first_dir, fresh);
+  EXPECT_EQ(train::read_run_identity(first_dir)->name, "first");
+
+  fs::create_directories(dir.file("elsewhere"));
+  fs::copy(first_dir, moved, fs::copy_options::recursive);
+  try {
+    train::next_run_identity(moved, true);
+    ADD_FAILURE() << "a copy resumed the original's run";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("a copy"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find(fresh.run_dir), std::string::npos) << e.what();
+  }
+
+  fs::remove_all(first_dir);  // now a move
+  const auto resumed = train::next_run_identity(moved, true);
+  EXPECT_EQ(resumed.uid, fresh.uid);
+  EXPECT_EQ(resumed.attempt, 2);
+  EXPECT_EQ(resumed.name, "first");
+  EXPECT_EQ(resumed.run_dir, fs::absolute(moved).lexically_normal().string());
+  train::write_run_identity(moved, resumed);
+  EXPECT_EQ(train::read_run_identity(moved)->run_dir, resumed.run_dir);
 }
 
 // A full disk (a 1 MiB tmpfs, as root; skipped where mounting is not allowed): the first

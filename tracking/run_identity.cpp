@@ -32,6 +32,8 @@ std::optional<RunIdentity> read_run_identity(const std::string& run_dir) {
     identity.attempt = json.at("attempt").get<int>();
     identity.world_size = json.value("world_size", 0);
     identity.hosts = json.value("hosts", std::vector<std::string>{});
+    identity.name = json.value("name", std::string());
+    identity.run_dir = json.value("run_dir", std::string());
   } catch (const std::exception& e) {
     throw std::runtime_error(fmt::format(
         "{}: not a run identity ({}); delete it to register the run as a new one", path, e.what()));
@@ -45,19 +47,42 @@ std::optional<RunIdentity> read_run_identity(const std::string& run_dir) {
 }
 
 RunIdentity next_run_identity(const std::string& run_dir, bool resume) {
-  if (resume) {
-    if (auto stored = read_run_identity(run_dir)) {
-      ++stored->attempt;
-      return *stored;
+  namespace fs = std::filesystem;
+  const fs::path here = fs::absolute(run_dir).lexically_normal();
+  RunIdentity next;
+  if (auto stored = resume ? read_run_identity(run_dir) : std::nullopt) {
+    next = *stored;
+    ++next.attempt;
+    if (!stored->run_dir.empty() && fs::path(stored->run_dir) != here) {
+      std::optional<RunIdentity> original;
+      try {
+        original = read_run_identity(stored->run_dir);
+      } catch (const std::exception&) {  // unreadable there: not this run's any more
+      }
+      std::error_code error;  // another path to this very directory (a symlink) is no copy
+      const bool same_directory = fs::equivalent(stored->run_dir, here, error);
+      if (original && original->uid == stored->uid && !same_directory) {
+        throw std::runtime_error(fmt::format(
+            "{}/{}: run uid {} is also the run in {}, where it was last trained: this directory is "
+            "a copy; resume the original, or delete this {} to train the copy as a new run",
+            run_dir, kRunIdentityFile, stored->uid, stored->run_dir, kRunIdentityFile));
+      }
     }
+  } else {
+    next.uid = tracker::api::generate_run_uid();
   }
-  RunIdentity fresh;
-  fresh.uid = tracker::api::generate_run_uid();
-  return fresh;
+  // The name the tracker has always derived from the path given (run_tracking.cpp), so that a run
+  // registered before run.json kept it resumes under the same one.
+  if (next.name.empty()) next.name = fs::path(run_dir).filename().string();
+  if (next.name.empty()) next.name = here.parent_path().filename().string();  // "runs/x/"
+  next.run_dir = here.string();
+  return next;
 }
 
 void write_run_identity(const std::string& run_dir, const RunIdentity& identity) {
   nlohmann::json json = {{"uid", identity.uid}, {"attempt", identity.attempt}};
+  if (!identity.name.empty()) json["name"] = identity.name;
+  if (!identity.run_dir.empty()) json["run_dir"] = identity.run_dir;
   if (identity.world_size > 0) json["world_size"] = identity.world_size;
   if (!identity.hosts.empty()) json["hosts"] = identity.hosts;
   write_file_atomically(identity_path(run_dir), json.dump(2) + "\n");

@@ -13,10 +13,10 @@
 namespace nmt::train {
 namespace {
 
-// A config scalar as a param: numbers as numbers, bools as 1/0 (as the daemon stores them).
+// A config scalar as a param: numbers as numbers, bools as true/false, the rest as text.
 tracker::api::ParamValue scalar_param(const YAML::Node& node) {
   const std::string text = node.Scalar();
-  if (text == "true" || text == "false") return text == "true" ? 1.0 : 0.0;
+  if (text == "true" || text == "false") return text;  // the daemon keeps 1/0 beside, for filters
   try {
     std::size_t used = 0;
     const double number = std::stod(text, &used);
@@ -141,7 +141,11 @@ std::shared_ptr<tracker::TrackerClient> connect_tracker(const RunConfig& config,
   info.experiment = t.experiment;
   info.uid = identity.uid;
   info.attempt = identity.attempt;
-  info.name = !t.run_name.empty() ? t.run_name : std::filesystem::path(run_dir).filename().string();
+  // The name it was registered under (run.json) where no run_name is given, so that a moved
+  // directory resumes its own run rather than conflict with it.
+  info.name = !t.run_name.empty()      ? t.run_name
+              : !identity.name.empty() ? identity.name
+                                       : std::filesystem::path(run_dir).filename().string();
   info.sweep = t.sweep;
   info.row_label = t.row_label;  // the client leaves empty texts out
   if (t.row_index >= 0) info.row_index = t.row_index;

@@ -63,8 +63,8 @@ std::vector<tracker::DaemonSource> daemon_sources(const tracker::DaemonSettings&
 void record_daemon_flags(const tracker::DaemonSettings& flags, TrackerConfig& config);
 
 // Creates the client for `daemon` and registers the run under `identity` (run_identity.h: a fresh
-// run creates a tracked run, a resumed one continues it as its next attempt); the run name
-// defaults to the run directory's name and is a label only, never a key.
+// run creates a tracked run, a resumed one continues it as its next attempt); the run name is
+// tracker.run_name, else the one run.json keeps (identity.name), else the run directory's name.
 std::shared_ptr<tracker::TrackerClient> connect_tracker(const RunConfig& config,
                                                         const std::string& run_dir,
                                                         std::int64_t parameter_count,

@@ -5,9 +5,13 @@ the HTTP API: two experiments, a sweep of three rows with the paper's reference 
 hundred points per metric, evals and an artifact.
 
 Checks each page by what it drew: rows of the runs table, dygraphs' own state of every chart
-(window.nmtCharts: series labels and rows), the sweep table's rows and reference columns, no
-error in the browser console; and that a daemon with --token-file refuses the page without its
-token and serves it after /?token=. Nothing waits a fixed time: every wait is for a condition,
+(window.nmtCharts: series labels, rows and values), the sweep table's rows and reference columns,
+no error in the browser console; evals on the runs page (columns, sort, filter) and the compare
+page (latest per split, history), the runs table's pinned name column at 1400 px and its column
+chooser, the smoothing slider (TensorBoard's EMA, raw drawn behind), log-y per panel, axis ticks
+in human units, the hover read-out, the all-zero panel collapsed, the tokens axis, Markdown and
+SVG artifacts shown without running markup; and that a daemon with --token-file refuses the page
+without its token and serves it after /?token=. Nothing waits a fixed time: every wait is for a condition,
 with a generous bound. Screenshots of each page go to $NMT_TEST_OUTPUT_DIR, else --output-dir.
 
   dashboard_test.py --trackerd build/apps/nmt-trackerd [--output-dir DIR]
@@ -156,6 +160,12 @@ def make_runs(daemon):
     daemon.call("POST", f"/api/runs/{ids['main']}/evals", {
         "split": "test", "step": 3000, "checkpoint": "checkpoints/averaged.h5", "bleu": 27.3,
         "chrf": 55.1, "signature": "nrefs:1|case:mixed|eff:no|tok:13a|smooth:exp|version:nmt-bleu-2.4.0"})
+    daemon.call("POST", f"/api/runs/{ids['main']}/evals", {
+        "split": "valid", "step": 1500, "checkpoint": "checkpoints/step-1500.h5", "bleu": 22.0,
+        "chrf": 50.5, "perplexity": 6.1, "signature": "sig"})
+    daemon.call("POST", f"/api/runs/{ids['other']}/evals", {
+        "split": "test", "step": 2000, "checkpoint": "checkpoints/averaged.h5", "bleu": 25.1,
+        "chrf": 53.0, "signature": "sig"})
     daemon.call("POST", f"/api/runs/{ids['main']}/artifacts", {
         "kind": "checkpoint", "path": "runs/base-main/checkpoints/averaged.h5", "step": 3000,
         "averaged_from": 5})
@@ -180,7 +190,48 @@ def make_runs(daemon):
             "split": "valid", "perplexity": ppl + 0.1, "bleu": bleu - 0.4, "signature": "sig"})
         daemon.call("PUT", f"/api/runs/{run_id}/status",
                     {"status": "running" if row == "A3" else "finished"})
+    ids["curves"] = make_curves_run(daemon)
     return ids
+
+
+CURVE_POINTS = 200  # points of each series of the curves run
+
+
+def noisy_loss(i):
+    """train/loss of the curves run: a decay with a jump between neighbouring log lines."""
+    return 2.0 + 3.0 / (1 + i / 20.0) + (1.5 if i % 2 else 0.0)
+
+
+def make_curves_run(daemon):
+    """A run for the chart controls: a noisy loss, a perplexity from about 500 down (log-y), an
+    all-zero skipped_updates, a learning rate, a series with negative values (no log-y), the
+    cumulative token count (the tokens axis) and a test eval of the best BLEU."""
+    run_id = daemon.call("POST", "/api/runs", {
+        "experiment": "curves", "name": "curves", "world_size": 1,
+        "params": {"model.d_model": 512, "data.vocab_size": 37000}})["run_id"]
+    steps = [100 * (i + 1) for i in range(CURVE_POINTS)]
+    post_metrics(daemon, run_id, 0, {
+        "train/loss": [(s, noisy_loss(i)) for i, s in enumerate(steps)],
+        "train/ppl": [(s, 5.0 + 500.0 / (1 + i)) for i, s in enumerate(steps)],
+        "train/skipped_updates": [(s, 0.0) for s in steps],
+        "train/lr": [(s, 7e-4 * min(s / 4000.0, (4000.0 / s) ** 0.5)) for s in steps],
+        "train/grad_delta": [(s, (-1.0) ** i * 0.5) for i, s in enumerate(steps)],
+        "train/tokens": [(s, 25000.0 * s) for s in steps]}, time.time())
+    daemon.call("POST", f"/api/runs/{run_id}/evals", {
+        "split": "test", "step": steps[-1], "checkpoint": "checkpoints/averaged.h5", "bleu": 31.4,
+        "chrf": 59.2, "signature": "sig"})
+    daemon.call("PUT", f"/api/runs/{run_id}/status", {"status": "finished"})
+    return run_id
+
+
+def ema(values, weight):
+    """TensorBoard's debiased exponential moving average, the reference for the page's."""
+    out, last, gathered = [], 0.0, 0.0
+    for v in values:
+        last = last * weight + (1 - weight) * v
+        gathered = gathered * weight + (1 - weight)
+        out.append(last / gathered)
+    return out
 
 
 def output_dir():
@@ -269,7 +320,7 @@ class DashboardTest(unittest.TestCase):
 
     def assert_console_clean(self):
         severe = [e for e in self.driver.get_log("browser") if e.get("level") == "SEVERE"]
-        self.assertEqual(severe, [], "errors in the browser console")
+        self.assertEqual(severe, [], f"errors in the browser console: {severe}")
         self.assertIsNone(self.driver.execute_script("return window.nmtInjected"),
                           "markup in a run name was run as HTML")
 
@@ -401,6 +452,306 @@ class DashboardTest(unittest.TestCase):
         self.assertEqual(ppl[0]["rows"], 50)
         self.screenshot("sweep")
         self.assert_console_clean()
+
+    # ---- evals, the runs table's layout, the chart controls, artifacts ----
+
+    def needs_last_evals(self):
+        status, body = self.daemon.request("GET", "/api/runs?params=*&metrics=*&evals=*")
+        if status == 400:
+            self.skipTest(f"NEEDS THE last_evals API (GET /api/runs?evals=*): the daemon says {body}")
+
+    def test_runs_page_shows_and_sorts_evals(self):
+        self.needs_last_evals()
+        self.open("#/runs")
+        headers = self.headers("runs-table")
+        for column in ("test/bleu", "test/chrf", "valid/bleu (eval)", "valid/ppl (eval)"):
+            self.assertIn(column, headers, "eval columns are shown by default")
+        # Ascending by test BLEU: other 25.1, main 27.3, curves 31.4, then the runs without one.
+        self.act('#runs-table th[data-column="eval:test/bleu"]', lambda e: e.click())
+        order = [str(self.ids[k]) for k in ("other", "main", "curves")]
+        self.assertEqual(self.row_ids("runs-table")[:3], order)
+        column = headers.index("test/bleu") + 1
+        self.assertEqual(self.texts(f"#runs-table tbody td:nth-child({column})")[:3],
+                         ["25.1", "27.3", "31.4"])
+        self.act('#runs-table th[data-column="eval:test/bleu"]', lambda e: e.click())
+        self.assertEqual(self.row_ids("runs-table")[:3], order[::-1])
+        self.screenshot("runs-evals")
+        # Filtered like any param or metric.
+        self.act('input[name="param"]', lambda e: e.send_keys("test/bleu>26"))
+        self.assertEqual(sorted(self.row_ids("runs-table")),
+                         sorted([str(self.ids["main"]), str(self.ids["curves"])]))
+        self.assert_console_clean()
+
+    def test_runs_table_fits_the_window_with_the_name_pinned(self):
+        self.open("#/runs")
+        self.driver.execute_script("document.querySelector('.column-chooser').open = true")
+        # Show every column: the table is then wider than the window.
+        for column in self.driver.execute_script(
+                "return [...document.querySelectorAll('input.column-choice')]"
+                ".filter(b => !b.checked).map(b => b.dataset.column)"):
+            self.act(f'input.column-choice[data-column="{column}"]', lambda e: e.click())
+        self.assertIn("data.vocab_size", self.headers("runs-table"))
+        layout = self.driver.execute_script("""
+            const box = document.querySelector('.runs-scroll');
+            const name = () => document.querySelector('#runs-table tbody td:nth-child(3)');
+            const before = name().getBoundingClientRect().left;
+            box.scrollLeft = 400;
+            return {page: document.documentElement.scrollWidth, window: window.innerWidth,
+                    box: box.scrollWidth, shown: box.clientWidth, scrolled: box.scrollLeft,
+                    before: before, after: name().getBoundingClientRect().left};""")
+        self.assertLessEqual(layout["page"], layout["window"], f"the page scrolls sideways: {layout}")
+        self.assertGreater(layout["box"], layout["shown"], f"the table needs scrolling: {layout}")
+        self.assertEqual(layout["scrolled"], 400, layout)
+        # Unpinned, it would move by the 400 px scrolled; collapsed borders shift it half a pixel.
+        self.assertLess(abs(layout["after"] - layout["before"]), 2, f"the name column moved: {layout}")
+        self.screenshot("runs-all-columns")
+        # A sort redraws the rows; the sideways scroll stays where it was.
+        self.driver.execute_script(
+            "document.querySelector('#runs-table th[data-column=\"world_size\"]').click()")
+        self.assertEqual(self.driver.execute_script(
+            "return document.querySelector('.runs-scroll').scrollLeft"), 400)
+        # A column hidden stays hidden when the page comes back (the view state keeps it).
+        self.act('input.column-choice[data-column="experiment"]', lambda e: e.click())
+        self.assertNotIn("experiment", self.headers("runs-table"))
+        self.driver.execute_script("location.hash = '#/run/' + arguments[0]", self.ids["main"])
+        self.wait_loaded(f"#/run/{self.ids['main']}")
+        self.driver.execute_script("location.hash = '#/runs'")
+        self.wait_loaded("#/runs")
+        self.assertNotIn("experiment", self.headers("runs-table"))
+        self.assertIn("data.vocab_size", self.headers("runs-table"))
+        self.act('input.column-choice[data-column="experiment"]', lambda e: e.click())
+        self.assert_console_clean()
+
+    def test_runs_page_draws_the_first_rows_until_asked(self):
+        daemon = Daemon(OPTIONS.trackerd, Path(self.folder.name) / "many-daemon")
+        try:
+            for i in range(205):
+                daemon.call("POST", "/api/runs", {"experiment": "many", "name": f"run-{i:03d}"})
+            self.open("#/runs", daemon)
+            self.assertEqual(len(self.row_ids("runs-table")), 200)
+            self.assertEqual(self.row_ids("runs-table")[0], "205", "the newest first, by id")
+            self.act("#show-all-runs", lambda e: e.click())
+            self.assertEqual(len(self.row_ids("runs-table")), 205)
+            self.assert_console_clean()
+        finally:
+            daemon.stop()
+
+    def test_compare_shows_latest_evals_and_history(self):
+        self.open(f"#/compare/{self.ids['main']},{self.ids['other']}")
+        headers = self.headers("compare-evals")
+        self.assertEqual(headers, ["run", "test/bleu", "test/chrf", "valid/bleu", "valid/chrf",
+                                   "valid/ppl"])
+        rows = self.driver.execute_script(
+            "return [...document.querySelectorAll('#compare-evals tbody tr')]"
+            ".map(tr => [...tr.children].slice(1).map(td => td.textContent));")
+        self.assertEqual(rows, [["27.3", "55.1", "22", "50.5", "6.1"],
+                                ["25.1", "53", "-", "-", "-"]])
+        history = self.driver.execute_script(
+            "return [...document.querySelectorAll('#compare-eval-history tbody tr')]"
+            ".map(tr => [...tr.children].slice(1, 4).map(td => td.textContent));")
+        self.assertEqual(history, [["valid", "1500", "checkpoints/step-1500.h5"],
+                                   ["test", "3000", "checkpoints/averaged.h5"],
+                                   ["test", "2000", "checkpoints/averaged.h5"]])
+        self.screenshot("compare-evals")
+        self.assert_console_clean()
+
+    def chart_values(self, chart_id, column=1):
+        return self.driver.execute_script("""
+            const g = window.nmtCharts[arguments[0]];
+            const out = [];
+            for (let i = 0; i < g.numRows(); i++) out.push(g.getValue(i, arguments[1]));
+            return out;""", chart_id, column)
+
+    def canvases(self, chart_id):
+        return self.driver.execute_script(
+            "return [...document.querySelectorAll(`[data-chart='${arguments[0]}'] canvas`)]"
+            ".map(c => c.toDataURL()).join();", chart_id)
+
+    def set_smoothing(self, weight):
+        self.driver.execute_script("""
+            const s = document.querySelector('input.smoothing');
+            s.value = arguments[0];
+            s.dispatchEvent(new Event('input'));""", str(weight))
+
+    def test_smoothing_draws_the_ema_with_the_raw_series_behind(self):
+        self.open(f"#/run/{self.ids['curves']}")
+        raw = [noisy_loss(i) for i in range(CURVE_POINTS)]
+        values = self.chart_values("loss")
+        self.assertEqual(len(values), CURVE_POINTS)
+        self.assertEqual(values, raw, "smoothing 0 draws the raw values")
+        self.assertEqual(self.driver.execute_script("return window.nmtRawDrawn['loss']"), 0)
+        before = self.canvases("loss")
+        self.set_smoothing(0.9)
+        WebDriverWait(self.driver, WAIT_S).until(
+            lambda d: self.chart_values("loss")[5] != raw[5], "smoothing never drawn")
+        smoothed = self.chart_values("loss")
+        for got, want in zip(smoothed, ema(raw, 0.9)):
+            self.assertAlmostEqual(got, want, places=9)
+        self.assertEqual(smoothed[0], raw[0], "the debiased EMA starts at the first value")
+        # The raw series is still drawn, every point, faintly behind.
+        self.assertEqual(self.driver.execute_script("return window.nmtRawDrawn['loss']"),
+                         CURVE_POINTS)
+        self.assertNotEqual(self.canvases("loss"), before, "the drawn path did not change")
+        self.screenshot("run-smoothed")
+        self.set_smoothing(0)
+        WebDriverWait(self.driver, WAIT_S).until(
+            lambda d: self.chart_values("loss") == raw)
+        self.assert_console_clean()
+
+    def y_ticks(self, chart_id):
+        return self.texts(f"[data-chart='{chart_id}'] .dygraph-axis-label-y")
+
+    def test_log_y_per_panel_and_human_ticks(self):
+        self.open(f"#/run/{self.ids['curves']}")
+        linear = self.y_ticks("ppl")
+        self.assertFalse(self.driver.execute_script(
+            "return window.nmtCharts['ppl'].getOption('logscale')"))
+        self.act("[data-chart='ppl'] input.log-y", lambda e: e.click())
+        WebDriverWait(self.driver, WAIT_S).until(lambda d: d.execute_script(
+            "return window.nmtCharts['ppl'].getOption('logscale')"))
+        logarithmic = self.y_ticks("ppl")
+        self.assertNotEqual(logarithmic, linear)
+        # On a log axis the ticks grow by factors (10, 20, 50, 100, ...), not by a fixed step.
+        numbers = sorted(float(t.replace("k", "e3")) for t in logarithmic if t)
+        self.assertTrue({10.0, 100.0} <= set(numbers), logarithmic)
+        self.assertGreaterEqual(numbers[-1] / numbers[0], 50, logarithmic)
+        # The other panels keep a linear axis; one with negative values is never offered log-y.
+        self.assertFalse(self.driver.execute_script(
+            "return window.nmtCharts['loss'].getOption('logscale')"))
+        self.assertFalse(self.driver.execute_script(
+            "return document.querySelector(\"[data-chart='key:train/grad_delta'] .log-y-label\")"
+            ".checkVisibility()"))
+        self.assertTrue(self.driver.execute_script(
+            "return document.querySelector(\"[data-chart='loss'] .log-y-label\").checkVisibility()"))
+        self.screenshot("run-log-y")
+        self.act("[data-chart='ppl'] input.log-y", lambda e: e.click())
+        self.assert_console_clean()
+
+    def test_axis_ticks_in_human_units(self):
+        self.open(f"#/run/{self.ids['curves']}")
+        # A learning rate reads 5e-4, never "500µ" or "3.5m" (SI prefixes read as units).
+        lr = self.y_ticks("lr")
+        self.assertTrue(lr)
+        for tick in lr:
+            self.assertRegex(tick, r"^-?(0|[0-9]+(\.[0-9]+)?(e-?[0-9]+)?)$", lr)
+        self.assertTrue(any("e-" in t for t in lr), lr)
+        # Counts keep their SI prefixes: 500M tokens.
+        self.assertIn("500M", self.y_ticks("key:train/tokens"))
+        self.assert_console_clean()
+
+    def test_hover_reads_every_series_at_the_step(self):
+        self.open(f"#/run/{self.ids['main']}")
+        plot = self.driver.find_element(By.CSS_SELECTOR,
+                                        "[data-chart='rank_tokens_per_s'] .chart")
+        ActionChains(self.driver).move_to_element_with_offset(plot, 40, 0).perform()
+        readout = "[data-chart='rank_tokens_per_s'] .chart-readout"
+        WebDriverWait(self.driver, WAIT_S).until(lambda d: d.execute_script(
+            f"return document.querySelector(\"{readout}\").dataset.x") not in ("", None))
+        step = int(float(self.driver.execute_script(
+            f"return document.querySelector(\"{readout}\").dataset.x")))
+        self.assertTrue(self.texts(f"{readout} .readout-x")[0].startswith("step "))
+        rows = self.driver.execute_script(
+            f"return [...document.querySelectorAll(\"{readout} .readout-row\")]"
+            ".map(r => [r.dataset.series, r.querySelector('.readout-value').textContent]);")
+        self.assertEqual(rows, [["train/rank0/tokens_per_s", str(25000 + step % 70)],
+                                ["train/rank1/tokens_per_s", str(24000 + step % 50)]])
+        self.assertGreater(step, 10 * TRAIN_POINTS // 4, "the hover was right of the middle")
+        self.assert_console_clean()
+
+    def test_all_zero_panel_collapses_and_tokens_axis(self):
+        self.open(f"#/run/{self.ids['curves']}")
+        box = "[data-chart='key:train/skipped_updates']"
+        self.assertEqual(self.driver.execute_script(
+            f"return document.querySelector(\"{box}\").dataset.collapsed"), "true")
+        self.assertIn(f"all zero ({CURVE_POINTS} points)", self.texts(box)[0])
+        self.assertNotIn("key:train/skipped_updates", [c["id"] for c in self.charts()])
+        self.assertEqual(self.driver.execute_script(
+            "return document.querySelector(\"[data-chart='loss']\").dataset.collapsed"), "false")
+        # This run logs train/tokens, so the x axis may be tokens seen.
+        Select(self.driver.find_element(By.CSS_SELECTOR, "select.x-axis")).select_by_value("tokens")
+        WebDriverWait(self.driver, WAIT_S).until(
+            lambda d: self.chart_with("train/loss")["xlabel"] == "tokens")
+        xs = self.driver.execute_script(
+            "const g = window.nmtCharts['loss']; return [g.getValue(0, 0), g.getValue(1, 0)];")
+        self.assertEqual(xs, [25000 * 100, 25000 * 200])
+        Select(self.driver.find_element(By.CSS_SELECTOR, "select.x-axis")).select_by_value("step")
+        # The main run does not: no tokens axis is offered there.
+        self.open(f"#/run/{self.ids['main']}")
+        options = self.driver.execute_script(
+            "return [...document.querySelectorAll('select.x-axis option')].map(o => o.value);")
+        self.assertEqual(options, ["step", "time"])
+        self.assert_console_clean()
+
+    MARKDOWN = "\n".join([
+        "# Analysis of <b>run</b>", "", "Some *emphasis*, **bold** and `code`.",
+        "<img src=x onerror=\"window.nmtInjected=1\">", "",
+        "- first [link](https://example.org/a)", "- second [bad](javascript:window.nmtInjected=2)",
+        "", "| split | BLEU |", "| --- | ---: |", "| test | 27.3 |", "", "```",
+        "<script>window.nmtInjected=3</script>", "```", ""])
+
+    def check_markdown(self, css):
+        got = self.driver.execute_script("""
+            const box = document.querySelector(arguments[0]);
+            return {h1: [...box.querySelectorAll('h1')].map(e => e.textContent),
+                    em: [...box.querySelectorAll('em')].map(e => e.textContent),
+                    strong: [...box.querySelectorAll('strong')].map(e => e.textContent),
+                    code: [...box.querySelectorAll('p code, pre code')].map(e => e.textContent),
+                    links: [...box.querySelectorAll('a')].map(a => [a.textContent, a.href]),
+                    items: [...box.querySelectorAll('li')].map(e => e.textContent),
+                    cells: [...box.querySelectorAll('td')].map(e => e.textContent),
+                    markup: box.querySelectorAll('img, script, b').length,
+                    text: box.textContent};""", css)
+        self.assertEqual(got["h1"], ["Analysis of <b>run</b>"])
+        self.assertEqual(got["em"], ["emphasis"])
+        self.assertEqual(got["strong"], ["bold"])
+        self.assertEqual(got["code"], ["code", "<script>window.nmtInjected=3</script>"])
+        self.assertEqual(got["links"], [["link", "https://example.org/a"]])
+        self.assertEqual(got["items"], ["first link", "second [bad](javascript:window.nmtInjected=2)"])
+        self.assertEqual(got["cells"], ["test", "27.3"])
+        self.assertEqual(got["markup"], 0, "markup in the text became elements")
+        self.assertIn('<img src=x onerror="window.nmtInjected=1">', got["text"])
+        self.assertIsNone(self.driver.execute_script("return window.nmtInjected"))
+
+    def test_markdown_renderer_is_safe(self):
+        self.open("#/runs")
+        self.driver.execute_script("""
+            const box = nmt.renderMarkdown(arguments[0]);
+            box.id = 'markdown-check';
+            document.getElementById('main').append(box);""", self.MARKDOWN)
+        self.check_markdown("#markdown-check")
+        self.assert_console_clean()
+
+    def test_markdown_and_svg_artifacts_are_viewed(self):
+        """NEEDS THE ARTIFACT CONTENT API: artifacts with "has_content" and
+        GET /api/runs/{id}/artifacts/{artifact_id}/content. The upload below sends the content in
+        the artifact's POST body ("content"; the daemon serves it with the content type of the
+        path's extension); adapt upload_artifact() to the daemon's contract if it differs."""
+        run_id = self.ids["curves"]
+        svg = ('<svg xmlns="http://www.w3.org/2000/svg" width="40" height="20">'
+               '<script>window.nmtInjected=4</script><rect width="40" height="20" fill="teal"/></svg>')
+        md_id = self.upload_artifact(run_id, "report", "analysis.md", self.MARKDOWN)
+        svg_id = self.upload_artifact(run_id, "figure", "curves.svg", svg)
+        artifacts = {a["artifact_id"]: a for a in
+                     self.daemon.call("GET", f"/api/runs/{run_id}")["artifacts"]}
+        if not artifacts[md_id].get("has_content"):
+            self.skipTest("NEEDS THE ARTIFACT CONTENT API: the daemon lists no has_content")
+        self.open(f"#/run/{run_id}")
+        self.act(f"button.view-artifact[data-artifact-id='{md_id}']", lambda e: e.click())
+        WebDriverWait(self.driver, WAIT_S).until(lambda d: d.execute_script(
+            "return document.getElementById('artifact-view').dataset.shown") == "markdown")
+        self.check_markdown("#artifact-view .markdown")
+        self.screenshot("artifact-markdown")
+        self.act(f"button.view-artifact[data-artifact-id='{svg_id}']", lambda e: e.click())
+        WebDriverWait(self.driver, WAIT_S).until(lambda d: d.execute_script(
+            "const img = document.querySelector('#artifact-view img.artifact-svg');"
+            "return img !== null && img.complete && img.naturalWidth === 40;"))
+        self.assertIsNone(self.driver.execute_script("return window.nmtInjected"))
+        self.screenshot("artifact-svg")
+        self.assert_console_clean()
+
+    def upload_artifact(self, run_id, kind, path, content):
+        return self.daemon.call("POST", f"/api/runs/{run_id}/artifacts", {
+            "kind": kind, "path": path, "content": content})["artifact_id"]
 
     def test_token_protected_daemon_needs_the_token(self):
         token = "dashboard-test-token-0123456789"

@@ -2,7 +2,7 @@
 # nmt-analyze through its command line: a report from planted errors (its JSON and SVG read back
 # by Python's parsers), gzipped input, exit status 1 for input problems naming file and line and 2
 # for argument errors, no terminal control characters from the data on stdout, and --record-run
-# against a real nmt-trackerd (the artifact then shows in the run).
+# against a real nmt-trackerd (the report and its chart then show in the run, their text served).
 # Usage: analyze_cli_test.sh NMT_ANALYZE NMT_TRACKERD PYTHON
 set -euo pipefail
 analyze=$(realpath "$1") trackerd=$(realpath "$2") python=$3
@@ -105,11 +105,23 @@ PY
 "$analyze" --src src.en --ref ref.de --hyp hyp.de --out recorded --record-run "$run_id" \
   --port-file tracker.port > out.txt 2> err.txt || { cat err.txt; fail "--record-run"; }
 grep -q "recorded as artifact .* of run $run_id" out.txt || fail "no record line: $(cat out.txt)"
-"$python" - "$url" "$run_id" "$work/recorded/analysis.md" <<'PY' || fail "artifact in the run"
+"$python" - "$url" "$run_id" "$work/recorded/analysis.md" "$work/recorded/analysis.svg" <<'PY' || fail "artifact in the run"
 import json, sys, urllib.request
-run = json.load(urllib.request.urlopen(f"{sys.argv[1]}/api/runs/{sys.argv[2]}"))
+base = f"{sys.argv[1]}/api/runs/{sys.argv[2]}"
+run = json.load(urllib.request.urlopen(base))
 arts = [a for a in run["artifacts"] if a["kind"] == "analysis"]
 assert arts and arts[-1]["path"] == sys.argv[3], run["artifacts"]
+# The report's text and the chart's are served back byte for byte, scripts forbidden.
+charts = [a for a in run["artifacts"] if a["kind"] == "analysis_chart"]
+assert charts and charts[-1]["path"] == sys.argv[4], run["artifacts"]
+for art, path, ctype in ((arts[-1], sys.argv[3], "text/markdown; charset=utf-8"),
+                         (charts[-1], sys.argv[4], "image/svg+xml")):
+    assert art["has_content"] is True and "content" not in art, art
+    answer = urllib.request.urlopen(f"{base}/artifacts/{art['artifact_id']}/content")
+    assert answer.headers["Content-Type"] == ctype, answer.headers
+    assert answer.headers["X-Content-Type-Options"] == "nosniff", answer.headers
+    assert "sandbox" in answer.headers["Content-Security-Policy"], answer.headers
+    assert answer.read() == open(path, "rb").read(), path
 PY
 expect_error 1 "POST /api/runs/999/artifacts: 404 unknown run 999" --src src.en --ref ref.de --hyp hyp.de \
   --out unknown_run --record-run 999 --port-file tracker.port

@@ -115,5 +115,9 @@ if grep -q 'curves.svg' "$work/tracker-commands.sh"; then
   grep -q '<svg' "$co/curves.svg" && grep -q 'train/loss' "$co/curves.svg" ||
     fail "nmt-tracker plot wrote no train/loss curve to curves.svg"
 fi
+if grep -q 'run.csv' "$work/tracker-commands.sh"; then
+  head -1 "$co/run.csv" | grep -q '^record,key,step,value' && grep -q ',train/loss,' "$co/run.csv" ||
+    fail "nmt-tracker export wrote no train/loss points to run.csv"
+fi
 sed 's/^/ok (ran): /' "$work/tracker-commands.sh"
 echo "ok: ${#commands[@]} README commands"

@@ -18,6 +18,7 @@
 #include <variant>
 #include <vector>
 
+#include "tracker/api/artifact_content.h"
 #include "tracker/api/json_fields.h"
 #include "tracker/api/wire_types.h"
 
@@ -30,7 +31,8 @@ struct WriteLimits {
   // Longer texts: a param's text value (one scalar of a flattened config: a name, a path), an
   // artifact's path, an eval's checkpoint and signature. PATH_MAX on Linux.
   std::size_t max_text_bytes = 4096;
-  std::size_t max_config_bytes = 1u << 20;  // a run's config: the resolved YAML text
+  std::size_t max_config_bytes = 1u << 20;   // a run's config: the resolved YAML text
+  std::size_t max_content_bytes = 1u << 20;  // an artifact's content (a report, an SVG chart)
   // Distinct metric keys of one run: a batch that would add more is refused; points for the keys
   // the run has are always accepted.
   std::size_t max_metric_keys = 10'000;
@@ -38,11 +40,10 @@ struct WriteLimits {
 
   // Throws std::invalid_argument naming the first field that is 0.
   void validate() const {
-    const std::pair<const char*, std::size_t> values[] = {{"max_name_bytes", max_name_bytes},
-                                                          {"max_text_bytes", max_text_bytes},
-                                                          {"max_config_bytes", max_config_bytes},
-                                                          {"max_metric_keys", max_metric_keys},
-                                                          {"max_params", max_params}};
+    const std::pair<const char*, std::size_t> values[] = {
+        {"max_name_bytes", max_name_bytes},     {"max_text_bytes", max_text_bytes},
+        {"max_config_bytes", max_config_bytes}, {"max_content_bytes", max_content_bytes},
+        {"max_metric_keys", max_metric_keys},   {"max_params", max_params}};
     for (const auto& [name, value] : values) {
       if (value == 0) throw std::invalid_argument(fmt::format("{} must be at least 1", name));
     }
@@ -149,6 +150,14 @@ inline void check_limits(const EvalRecord& eval, const WriteLimits& limits) {
 inline void check_limits(const ArtifactRecord& artifact, const WriteLimits& limits) {
   limits_detail::check_name(artifact.kind, limits, "kind");
   limits_detail::check_text(artifact.path, limits, "path");
+  limits_detail::check_length(artifact.content, limits.max_content_bytes, "an artifact's content",
+                              "--max-content-bytes", "content");
+  if (artifact.content && !artifact_content_type(artifact.path)) {
+    bad_field("content",
+              fmt::format("is only kept for text artifacts, whose path ends in {}; "
+                          "'{}' does not",
+                          artifact_content_extensions(), limits_detail::excerpt(artifact.path)));
+  }
 }
 
 }  // namespace nmt::tracker::api

@@ -10,19 +10,20 @@
 namespace nmt::tracker::api {
 
 enum class RouteId {
-  kHealth,         // GET  /api/health
-  kListRuns,       // GET  /api/runs
-  kCreateRun,      // POST /api/runs
-  kGetRun,         // GET  /api/runs/{run}
-  kDeleteRun,      // DELETE /api/runs/{run}
-  kRestoreRun,     // POST /api/runs/{run}/restore
-  kSetStatus,      // PUT  /api/runs/{run}/status
-  kIngestMetrics,  // POST /api/runs/{run}/metrics
-  kMetricSeries,   // GET  /api/runs/{run}/metrics
-  kLogEval,        // POST /api/runs/{run}/evals
-  kLogArtifact,    // POST /api/runs/{run}/artifacts
-  kListSweeps,     // GET  /api/sweeps
-  kSweepTable,     // GET  /api/sweeps/{sweep}/table
+  kHealth,           // GET  /api/health
+  kListRuns,         // GET  /api/runs
+  kCreateRun,        // POST /api/runs
+  kGetRun,           // GET  /api/runs/{run}
+  kDeleteRun,        // DELETE /api/runs/{run}
+  kRestoreRun,       // POST /api/runs/{run}/restore
+  kSetStatus,        // PUT  /api/runs/{run}/status
+  kIngestMetrics,    // POST /api/runs/{run}/metrics
+  kMetricSeries,     // GET  /api/runs/{run}/metrics
+  kLogEval,          // POST /api/runs/{run}/evals
+  kLogArtifact,      // POST /api/runs/{run}/artifacts
+  kArtifactContent,  // GET /api/runs/{run}/artifacts/{artifact}/content
+  kListSweeps,       // GET  /api/sweeps
+  kSweepTable,       // GET  /api/sweeps/{sweep}/table
 };
 
 struct Route {

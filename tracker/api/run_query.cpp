@@ -32,6 +32,18 @@ KeySelection parse_selection(const std::string& name, const std::string& text) {
   return selection;
 }
 
+// An evals=... selection: every key SPLIT/FIGURE.
+KeySelection parse_eval_selection(const std::string& name, const std::string& text) {
+  KeySelection selection = parse_selection(name, text);
+  for (const std::string& key : selection.keys) {
+    if (!is_valid_eval_key(key)) {
+      bad_field(name, fmt::format("'{}' is not SPLIT/FIGURE with FIGURE one of {} (e.g. test/bleu)",
+                                  key, fmt::join(eval_figures(), ", ")));
+    }
+  }
+  return selection;
+}
+
 SortOrder parse_sort(const std::string& text) {
   SortOrder sort;
   std::string field = text;
@@ -45,11 +57,22 @@ SortOrder parse_sort(const std::string& text) {
   } else if (field.rfind("param:", 0) == 0) {
     sort.source = SortOrder::Source::kParam;
     field.erase(0, 6);
+  } else if (field.rfind("eval:", 0) == 0) {
+    sort.source = SortOrder::Source::kEval;
+    field.erase(0, 5);
+    if (!is_valid_eval_key(field)) {
+      bad_field("sort", fmt::format("'{}' wants eval:SPLIT/FIGURE with FIGURE one of {} (e.g. "
+                                    "-eval:test/bleu)",
+                                    text, fmt::join(eval_figures(), ", ")));
+    }
   } else if (std::find(summary_sort_fields().begin(), summary_sort_fields().end(), field) ==
              summary_sort_fields().end()) {
-    bad_field("sort", fmt::format("'{}' is not one of {}, metric:<key> or param:<key> (prefix '-' "
-                                  "for descending)",
-                                  text, fmt::join(summary_sort_fields(), ", ")));
+    bad_field(
+        "sort",
+        fmt::format(
+            "'{}' is not one of {}, metric:<key>, param:<key> or eval:<split>/<figure> (prefix '-' "
+            "for descending)",
+            text, fmt::join(summary_sort_fields(), ", ")));
   }
   if (field.empty()) bad_field("sort", fmt::format("'{}' names no key", text));
   sort.field = field;
@@ -60,6 +83,18 @@ SortOrder parse_sort(const std::string& text) {
 
 bool KeySelection::selects(const std::string& key) const {
   return all || std::find(keys.begin(), keys.end(), key) != keys.end();
+}
+
+const std::vector<std::string>& eval_figures() {
+  static const std::vector<std::string> kFigures = {"bleu", "chrf", "ppl"};
+  return kFigures;
+}
+
+bool is_valid_eval_key(const std::string& key) {
+  const std::size_t slash = key.rfind('/');
+  if (slash == std::string::npos || slash == 0) return false;
+  const std::string figure = key.substr(slash + 1);
+  return std::find(eval_figures().begin(), eval_figures().end(), figure) != eval_figures().end();
 }
 
 const std::vector<std::string>& summary_sort_fields() {
@@ -86,11 +121,13 @@ std::vector<std::pair<std::string, std::string>> to_query(const RunQuery& query)
   }
   for (const auto& [key, value] : query.params) out.emplace_back("param." + key, value);
   if (query.metrics) out.emplace_back("metrics", selection_text(*query.metrics));
+  if (query.evals) out.emplace_back("evals", selection_text(*query.evals));
   if (query.show_params) out.emplace_back("params", selection_text(*query.show_params));
   if (query.sort) {
     const SortOrder& s = *query.sort;
     const char* prefix = s.source == SortOrder::Source::kMetric  ? "metric:"
                          : s.source == SortOrder::Source::kParam ? "param:"
+                         : s.source == SortOrder::Source::kEval  ? "eval:"
                                                                  : "";
     out.emplace_back("sort", fmt::format("{}{}{}", s.descending ? "-" : "", prefix, s.field));
   }
@@ -121,6 +158,8 @@ RunQuery run_query_from(const std::map<std::string, std::string>& query) {
       out.params[name.substr(6)] = value;
     } else if (name == "metrics") {
       out.metrics = parse_selection(name, value);
+    } else if (name == "evals") {
+      out.evals = parse_eval_selection(name, value);
     } else if (name == "params") {
       out.show_params = parse_selection(name, value);
     } else if (name == "sort") {

@@ -1,7 +1,8 @@
 #pragma once
 // The query of GET /api/runs (tracker/API.md) as a value: filters (ANDed), which extra columns
-// each summary carries (last metric values, params), and the sort order. The client turns it into
-// query parameters, the handler back; a bad parameter is a FieldError naming it.
+// each summary carries (last metric values, latest eval figures, params), and the sort order. The
+// client turns it into query parameters, the handler back; a bad parameter is a FieldError naming
+// it.
 
 #include <map>
 #include <optional>
@@ -21,9 +22,10 @@ struct KeySelection {
 };
 
 struct SortOrder {
-  enum class Source { kSummary, kMetric, kParam };
+  enum class Source { kSummary, kMetric, kParam, kEval };
   Source source = Source::kSummary;
-  std::string field;  // a summary field (summary_sort_fields()), a metric key or a param key
+  // A summary field (summary_sort_fields()), a metric key, a param key or an eval key (SPLIT/bleu).
+  std::string field;
   bool descending = false;
 };
 
@@ -36,9 +38,15 @@ struct RunQuery {
   DeletedRuns deleted = DeletedRuns::kHidden;
   std::map<std::string, std::string> params;  // param.<key>=<value>
   std::optional<KeySelection> metrics;        // metrics=...: summaries gain last_metrics
+  std::optional<KeySelection> evals;          // evals=...: summaries gain last_evals
   std::optional<KeySelection> show_params;    // params=...: summaries gain params
   std::optional<SortOrder> sort;              // runs without the value sort last; else by id
 };
+
+// The figures of an eval key "SPLIT/FIGURE": bleu, chrf, ppl (the perplexity).
+const std::vector<std::string>& eval_figures();
+// Whether `key` is SPLIT/FIGURE with a non-empty split and a figure of eval_figures().
+bool is_valid_eval_key(const std::string& key);
 
 // The summary fields a listing can be sorted by.
 const std::vector<std::string>& summary_sort_fields();

@@ -115,6 +115,7 @@ void fields(V& v, ArtifactRecord& x) {
   v("path", x.path);
   v("step", x.step);
   v("averaged_from", x.averaged_from, AtLeast{1});
+  v("content", x.content, LeftOut{});
 }
 
 // ---- answers to writes -------------------------------------------------------------------------
@@ -193,6 +194,7 @@ void summary_fields(V& v, RunSummary& x, bool attempts_count) {
   if (attempts_count) v("attempts", x.attempts);
   v("duration_s", x.duration_s);
   v("last_metrics", x.last_metrics, LeftOut{});
+  v("last_evals", x.last_evals, LeftOut{});
   v("params", x.params, LeftOut{});
 }
 
@@ -230,6 +232,7 @@ void fields(V& v, Artifact& x) {
   v("artifact_id", x.artifact_id);
   v.flatten(x.record);
   v("created_at", x.created_at);
+  v("has_content", x.has_content, OrDefault{});
 }
 
 template <class V>

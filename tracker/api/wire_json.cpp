@@ -81,7 +81,7 @@ Params read_params(const json& value, const std::string& name) {
   for (const auto& [key, item] : value.items()) {
     if (key.empty()) bad_field(name, "must not have an empty key");
     if (item.is_boolean()) {
-      params[key] = item.get<bool>() ? 1.0 : 0.0;
+      params[key] = std::string(item.get<bool>() ? "true" : "false");
     } else if (item.is_number()) {
       params[key] = item.get<double>();
     } else if (item.is_string()) {

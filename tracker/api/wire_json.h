@@ -75,7 +75,8 @@ void read(const Fields& f, SweepColumn& out);
 void read(const Fields& f, SweepRow& out);
 void read(const Fields& f, SweepTable& out);
 
-// A flat params object: numbers, texts and bools (as 1/0); `name` is its field, for errors.
+// A flat params object: numbers, texts and bools (as the texts "true"/"false"); `name` is its
+// field, for errors.
 Params read_params(const nlohmann::json& value, const std::string& name);
 
 // "param", "metric", "eval", "reference" (kColumnKinds, wire_fields.h).

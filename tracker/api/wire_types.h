@@ -14,7 +14,8 @@
 
 namespace nmt::tracker::api {
 
-// A run param: a number or a text. Bools are sent as true/false and stored as 1/0.
+// A run param: a number or a text. Bools are sent as true/false and read as the texts "true" and
+// "false" (the store also gives them the numbers 1/0, so param.<key>=1 finds them).
 using ParamValue = std::variant<double, std::string>;
 using Params = std::map<std::string, ParamValue>;  // flat "section.key" -> value
 
@@ -76,6 +77,11 @@ struct ArtifactRecord {
   std::string path;
   std::optional<std::int64_t> step;
   std::optional<std::int64_t> averaged_from;  // number of checkpoints averaged
+  // The file's text (UTF-8), for a text artifact whose path ends in an extension of
+  // artifact_content_type() (a report, a chart); served by GET .../artifacts/{id}/content and
+  // never part of a run's detail. Defaulted, so that {kind, path, step, averaged_from} still
+  // initializes a record whole.
+  std::optional<std::string> content = std::nullopt;
 };
 
 // ---- answers to writes -------------------------------------------------------------------------
@@ -144,8 +150,11 @@ struct RunSummary {
   std::optional<double> deleted_at;  // soft-deleted runs only
   std::int64_t attempts = 0;         // attempts seen (the "attempts" count of a summary)
   double duration_s = 0;             // ended_at (or now, while running) - started_at
-  // Only when asked for (GET /api/runs?metrics=... / params=...).
+  // Only when asked for (GET /api/runs?metrics=... / evals=... / params=...).
   std::optional<std::map<std::string, double>> last_metrics;  // newest point's value per key
+  // Per split, the figures of its latest eval (newest created_at, then eval_id), keyed
+  // "SPLIT/bleu", "SPLIT/chrf", "SPLIT/ppl" (the perplexity); a figure that eval lacks is absent.
+  std::optional<std::map<std::string, double>> last_evals;
   std::optional<Params> params;
 };
 
@@ -168,8 +177,9 @@ struct Eval {
 
 struct Artifact {
   std::int64_t artifact_id = 0;
-  ArtifactRecord record;
+  ArtifactRecord record;  // without its content
   double created_at = 0;
+  bool has_content = false;  // GET .../artifacts/{artifact_id}/content serves it
 };
 
 // GET /api/runs/{id}: the summary (its `attempts` count is the length of `attempts` below, which

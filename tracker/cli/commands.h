@@ -22,14 +22,17 @@ class TrackerReader;
 
 namespace nmt::tracker::cli {
 
-// `runs`: a listing, filtered, with optional metric and param columns, sorted.
+// `runs`: a listing, filtered, with optional metric, eval and param columns, sorted.
 struct RunsArgs {
   std::string experiment, sweep, status, uid, name;
   std::vector<std::string> params;          // key=value filters
   std::vector<std::string> metric_columns;  // last value of each, as a column ("*": every key)
-  std::vector<std::string> param_columns;   // each param, as a column ("*": every param)
-  std::string sort;                         // [-]field, [-]metric:KEY or [-]param:KEY
-  bool deleted = false;                     // list soft-deleted runs instead
+  // Latest eval figure of each SPLIT/FIGURE (bleu, chrf, ppl) as a column ("*": every one);
+  // empty: every figure some listed run has.
+  std::vector<std::string> eval_columns;
+  std::vector<std::string> param_columns;  // each param, as a column ("*": every param)
+  std::string sort;      // [-]field, [-]metric:KEY, [-]eval:SPLIT/FIGURE or [-]param:KEY
+  bool deleted = false;  // list soft-deleted runs instead
   bool json = false;
 };
 int runs(TrackerReader& reader, const RunsArgs& args, std::ostream& out);
@@ -58,8 +61,19 @@ struct PlotArgs {
 };
 int plot(TrackerReader& reader, const PlotArgs& args, std::ostream& out);
 
-// `compare RUN RUN [RUN...]`: params that differ, last metric values, newest evals per split.
+// `compare RUN RUN [RUN...]`: params that differ, last metric values, the latest eval figure per
+// split (SPLIT/bleu, SPLIT/chrf, SPLIT/ppl), and each run's eval history by split and step.
 int compare(TrackerReader& reader, const std::vector<std::string>& runs, std::ostream& out);
+
+// `export RUN`: every metric point (key, step, value, time, rank) and every eval, as CSV (one
+// header row; a `record` column tells metrics from evals) or JSON Lines (one object per line),
+// written to `out_file` atomically (or to `out` when it is empty or "-").
+struct ExportArgs {
+  std::string run;
+  std::string format = "csv";  // csv or jsonl
+  std::string out_file;
+};
+int export_run(TrackerReader& reader, const ExportArgs& args, std::ostream& out);
 
 // `table --sweep NAME`: the sweep's table in the paper's Table 3 layout.
 int table(TrackerReader& reader, const std::string& sweep, const std::string& format,

@@ -1,11 +1,14 @@
 // nmt-tracker compare: any number of runs side by side, one column per run: the params that
-// differ, every metric's last value, and the newest eval of each split.
+// differ, every metric's last value, and the latest eval of each split (as GET /api/runs?evals=
+// chooses it); then every eval of the runs, by run, split and step.
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <map>
 #include <ostream>
 #include <set>
+#include <tuple>
 
 #include "common/cli.h"
 #include "tracker/cli/cell_text.h"
@@ -20,18 +23,36 @@ namespace {
 
 using Table = std::vector<std::vector<std::string>>;
 
-// The newest eval of each split: highest step, the later one on a tie; an eval without a step
-// ranks below every step.
-std::map<std::string, api::EvalRecord> newest_evals(const api::RunDetail& run) {
-  const auto step = [](const api::EvalRecord& e) { return e.step.value_or(-1); };
-  std::map<std::string, api::EvalRecord> newest;
+// The latest eval of each split: newest created_at, then highest eval_id.
+std::map<std::string, api::Eval> latest_evals(const api::RunDetail& run) {
+  std::map<std::string, api::Eval> latest;
   for (const auto& eval : run.evals) {
-    const auto it = newest.find(eval.record.split);
-    if (it == newest.end() || step(eval.record) >= step(it->second)) {
-      newest[eval.record.split] = eval.record;
+    const auto it = latest.find(eval.record.split);
+    if (it == latest.end() || std::tie(eval.created_at, eval.eval_id) >
+                                  std::tie(it->second.created_at, it->second.eval_id)) {
+      latest[eval.record.split] = eval;
     }
   }
-  return newest;
+  return latest;
+}
+
+// Every eval of the runs, one row each: by run, split, step (evals without one first), id.
+Table eval_history(const std::vector<api::RunDetail>& runs) {
+  Table rows;
+  for (const auto& run : runs) {
+    std::vector<api::Eval> evals = run.evals;
+    std::stable_sort(evals.begin(), evals.end(), [](const api::Eval& a, const api::Eval& b) {
+      return std::tie(a.record.split, a.record.step, a.eval_id) <
+             std::tie(b.record.split, b.record.step, b.eval_id);
+    });
+    for (const auto& e : evals) {
+      const api::EvalRecord& r = e.record;
+      rows.push_back({std::to_string(run.summary.run_id), printable(r.split), count_cell(r.step),
+                      text_cell(r.checkpoint), figure_cell(r.bleu), figure_cell(r.chrf),
+                      figure_cell(r.perplexity)});
+    }
+  }
+  return rows;
 }
 
 // One row per key of any run; `only_differences` keeps the rows whose cells are not all equal.
@@ -81,11 +102,12 @@ int compare(TrackerReader& reader, const std::vector<std::string>& refs, std::os
       m[key] = series.last ? format_number(series.last->value, 6) : "-";
     }
     auto& e = evals.emplace_back();
-    for (const auto& [split, record] : newest_evals(run)) {
-      e[split + " step"] = count_cell(record.step);
-      e[split + " bleu"] = figure_cell(record.bleu);
-      e[split + " chrf"] = figure_cell(record.chrf);
-      e[split + " perplexity"] = figure_cell(record.perplexity);
+    for (const auto& [split, eval] : latest_evals(run)) {
+      const api::EvalRecord& record = eval.record;
+      e[split + "/step"] = count_cell(record.step);
+      if (record.bleu) e[split + "/bleu"] = figure_cell(record.bleu);
+      if (record.chrf) e[split + "/chrf"] = figure_cell(record.chrf);
+      if (record.perplexity) e[split + "/ppl"] = figure_cell(record.perplexity);
     }
   }
   header[0] = "param";
@@ -93,7 +115,10 @@ int compare(TrackerReader& reader, const std::vector<std::string>& refs, std::os
   header[0] = "metric";
   out << "\nmetrics (latest value)\n" << render_text_table(header, side_by_side(metrics, false));
   header[0] = "eval";
-  out << "\nevals (newest per split)\n" << render_text_table(header, side_by_side(evals, false));
+  out << "\nevals (latest per split)\n" << render_text_table(header, side_by_side(evals, false));
+  out << "\neval history\n"
+      << render_text_table({"run", "split", "step", "checkpoint", "bleu", "chrf", "ppl"},
+                           eval_history(runs));
   return 0;
 }
 

@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <map>
 #include <ostream>
 #include <set>
 
@@ -61,6 +62,15 @@ api::RunQuery query_of(const RunsArgs& args) {
     query.params[p.substr(0, eq)] = p.substr(eq + 1);
   }
   query.metrics = selection(args.metric_columns);
+  // Always asked for: without --evals the columns are the figures the listed runs have.
+  query.evals =
+      args.eval_columns.empty() ? api::KeySelection{true, {}} : *selection(args.eval_columns);
+  for (const auto& key : query.evals->keys) {
+    if (!api::is_valid_eval_key(key)) {
+      throw nmt::UsageError("--evals: '" + printable(key) +
+                            "' is not SPLIT/FIGURE with FIGURE bleu, chrf or ppl (e.g. test/bleu)");
+    }
+  }
   query.show_params = selection(args.param_columns);
   if (!args.sort.empty()) {
     try {
@@ -99,10 +109,12 @@ int runs(TrackerReader& reader, const RunsArgs& args, std::ostream& out) {
   }
   const auto param_keys = column_keys(query.show_params, list, &api::RunSummary::params);
   const auto metric_keys = column_keys(query.metrics, list, &api::RunSummary::last_metrics);
+  const auto eval_keys = column_keys(query.evals, list, &api::RunSummary::last_evals);
   std::vector<std::string> header = {"id",    "experiment", "name", "sweep",   "row",     "status",
                                      "tries", "ranks",      "host", "started", "duration"};
   for (const auto& key : param_keys) header.push_back(key);
   for (const auto& key : metric_keys) header.push_back(key);
+  for (const auto& key : eval_keys) header.push_back(key);
   Table rows;
   for (const auto& run : list) {
     std::vector<std::string> row = {
@@ -114,14 +126,14 @@ int runs(TrackerReader& reader, const RunsArgs& args, std::ostream& out) {
       const auto it = run.params ? run.params->find(key) : api::Params::const_iterator{};
       row.push_back(run.params && it != run.params->end() ? param_cell(it->second) : "-");
     }
-    for (const auto& key : metric_keys) {
-      std::optional<double> value;
-      if (run.last_metrics) {
-        const auto it = run.last_metrics->find(key);
-        if (it != run.last_metrics->end()) value = it->second;
-      }
-      row.push_back(figure_cell(value));
-    }
+    const auto figure = [](const std::optional<std::map<std::string, double>>& values,
+                           const std::string& key) -> std::optional<double> {
+      if (!values) return std::nullopt;
+      const auto it = values->find(key);
+      return it == values->end() ? std::nullopt : std::optional<double>(it->second);
+    };
+    for (const auto& key : metric_keys) row.push_back(figure_cell(figure(run.last_metrics, key)));
+    for (const auto& key : eval_keys) row.push_back(figure_cell(figure(run.last_evals, key)));
     rows.push_back(std::move(row));
   }
   out << render_text_table(header, rows);
@@ -187,9 +199,10 @@ int show(TrackerReader& reader, const std::string& ref, bool json, std::ostream&
   Table artifacts;
   for (const auto& a : run.artifacts) {
     artifacts.push_back({printable(a.record.kind), printable(a.record.path),
-                         count_cell(a.record.step), count_cell(a.record.averaged_from)});
+                         count_cell(a.record.step), count_cell(a.record.averaged_from),
+                         a.has_content ? "kept" : "-"});
   }
-  out << render_text_table({"kind", "path", "step", "averaged_from"}, artifacts);
+  out << render_text_table({"kind", "path", "step", "averaged_from", "text"}, artifacts);
   out << "\nmetrics (last point)\n";
   Table metrics;
   for (const auto& key : run.metric_keys) {
@@ -203,8 +216,10 @@ int show(TrackerReader& reader, const std::string& ref, bool json, std::ostream&
   }
   out << render_text_table({"key", "points", "step", "value", "time"}, metrics);
   if (run.config) {
-    out << fmt::format("\nconfig: {} lines (show {} --json, or the dashboard)\n",
-                       std::count(run.config->begin(), run.config->end(), '\n'), s.run_id);
+    out << fmt::format(
+        "\nconfig: {} (show {} --json, or the dashboard)\n",
+        format_quantity(std::count(run.config->begin(), run.config->end(), '\n'), "line"),
+        s.run_id);
   }
   return 0;
 }

@@ -130,7 +130,8 @@ int plot(TrackerReader& reader, const PlotArgs& args, std::ostream& out) {
     out << svg;
   } else {
     write_file_atomically(args.out_file, svg);
-    std::cerr << fmt::format("wrote {} ({} runs, metric {})\n", args.out_file, series.size(),
+    std::cerr << fmt::format("wrote {} ({}, metric {})\n", args.out_file,
+                             format_quantity(static_cast<std::int64_t>(series.size()), "run"),
                              printable(args.metric));
   }
   return 0;

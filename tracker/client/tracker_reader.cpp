@@ -4,6 +4,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include <limits>
+
 #include "tracker/api/routes.h"
 #include "tracker/api/wire_json.h"
 #include "tracker/client/http_client.h"
@@ -89,12 +91,28 @@ std::vector<api::RunSummary> TrackerReader::find_runs_by_name(const std::string&
   return list_runs(query);
 }
 
+std::vector<api::SeriesPoint> TrackerReader::all_points(std::int64_t run_id,
+                                                        const std::string& key) {
+  std::vector<api::SeriesPoint> points;
+  std::int64_t after = std::numeric_limits<std::int64_t>::min();
+  for (;;) {
+    // The daemon answers at most its --max-response-points per page, whatever is asked.
+    const api::MetricSeries page = metric_series(run_id, key, std::nullopt, std::nullopt, after);
+    if (page.points.empty()) return points;
+    after = page.points.back().step;
+    points.insert(points.end(), page.points.begin(), page.points.end());
+    if (page.last && after >= page.last->step) return points;
+  }
+}
+
 api::MetricSeries TrackerReader::metric_series(std::int64_t run_id, const std::string& key,
                                                std::optional<std::int64_t> max_points,
-                                               std::optional<std::int64_t> rank) {
+                                               std::optional<std::int64_t> rank,
+                                               std::optional<std::int64_t> after_step) {
   std::vector<std::pair<std::string, std::string>> query = {{"key", key}};
   if (max_points) query.emplace_back("max_points", std::to_string(*max_points));
   if (rank) query.emplace_back("rank", std::to_string(*rank));
+  if (after_step) query.emplace_back("after_step", std::to_string(*after_step));
   const std::string target =
       api::route_path(api::RouteId::kMetricSeries, {run_arg(run_id)}) + api::query_string(query);
   return call<api::MetricSeries>("GET", target);

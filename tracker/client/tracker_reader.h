@@ -54,7 +54,11 @@ class TrackerReader {
   std::vector<api::RunSummary> find_runs_by_name(const std::string& name);
   api::MetricSeries metric_series(std::int64_t run_id, const std::string& key,
                                   std::optional<std::int64_t> max_points = std::nullopt,
-                                  std::optional<std::int64_t> rank = std::nullopt);
+                                  std::optional<std::int64_t> rank = std::nullopt,
+                                  std::optional<std::int64_t> after_step = std::nullopt);
+  // Every stored point of a series, exactly (no downsampling), read a page at a time
+  // (`after_step`).
+  std::vector<api::SeriesPoint> all_points(std::int64_t run_id, const std::string& key);
   std::vector<api::SweepSummary> sweeps();
   api::SweepTable sweep_table(const std::string& sweep);
   // status: running, finished, failed, killed, preempted or crashed (the run's current attempt).

@@ -4,7 +4,8 @@
 // page only through textContent (el() below): run names and params may hold anything.
 // Hooks for the browser tests and the benchmark: window.nmtCharts (chart id -> Dygraph),
 // window.nmtLoaded (the hash of the page once its first fetches and drawing are done) and
-// window.nmtRenderMs (how long those took).
+// window.nmtRenderMs (how long those took), window.nmtLoadedAt (performance.now() then: since the
+// navigation began).
 "use strict";
 
 (function (nmt) {
@@ -42,11 +43,7 @@
 
   function fmtValue(v) {
     if (missing(v)) return "-";
-    if (typeof v === "number") {
-      if (Number.isInteger(v)) return Math.abs(v) >= 1e5 ? v.toLocaleString("en-US") : String(v);
-      const a = Math.abs(v);
-      return a !== 0 && (a < 1e-3 || a >= 1e6) ? v.toExponential(3) : String(Number(v.toPrecision(5)));
-    }
+    if (typeof v === "number") return nmt.fmtNumber(v);
     if (typeof v === "boolean") return v ? "true" : "false";
     return typeof v === "object" ? JSON.stringify(v) : String(v);
   }
@@ -192,7 +189,8 @@
       if (!page) throw new Error(`no page "${route.page}": try #/runs`);
       await page(route.arg, gen);
       if (gen === generation) {
-        window.nmtRenderMs = performance.now() - started;
+        window.nmtLoadedAt = performance.now();
+        window.nmtRenderMs = window.nmtLoadedAt - started;
         window.nmtLoaded = location.hash;
       }
     } catch (e) {

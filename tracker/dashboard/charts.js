@@ -1,9 +1,15 @@
 // Learning curves for the dashboard, drawn with dygraphs. The daemon downsamples each series
 // (max_points about a chart's width); here the series of one chart are merged into one table,
-// one column per series, against step or seconds since the run started. Charts are updated in
-// place while a run trains, so a zoom (drag; double-click resets) survives the refresh.
-// Titles are set with textContent: dygraphs writes its title and axis-label options as HTML, so
-// no text from the API goes there (its legend escapes series labels itself).
+// one column per series, against step, seconds since the run started, or tokens seen (when the
+// runs log the cumulative count train/tokens). Charts are updated in place while a run trains,
+// so a zoom (drag; double-click resets) survives the refresh.
+// Smoothing is TensorBoard's debiased exponential moving average; the raw series stays drawn
+// faintly behind the smoothed one, and a downsampled bucket's min and max are shaded. Both are
+// drawn here on dygraphs' underlay, with the y range widened to hold them: dygraphs' own
+// customBars costs about six times the drawing time of plain series.
+// A panel whose values are all zero (train/skipped_updates, mostly) collapses to one line.
+// Titles and read-outs are set with textContent: dygraphs writes its title and axis-label options
+// as HTML, so no text from the API goes there.
 "use strict";
 
 window.nmt = window.nmt || {};
@@ -11,104 +17,77 @@ window.nmt = window.nmt || {};
 (function (nmt) {
   // Series fetched per request; about the pixel width of a chart.
   nmt.MAX_POINTS = 1000;
+  // The cumulative token count that the "tokens" x axis reads; offered only when every run drawn
+  // logs it (the trainer logs train/tokens_per_s, a rate, which is no axis).
+  nmt.TOKENS_KEY = "train/tokens";
+  // What the user chose, kept across pages: x axis, smoothing weight, log-y per panel id.
+  nmt.chartPrefs = nmt.chartPrefs || { xMode: "step", smoothing: 0, logY: {} };
 
-  // How the run page groups its metric keys into charts; the first group whose test matches takes
-  // a key, and keys no group takes get a chart each.
-  const METRIC_GROUPS = [
-    { id: "loss", title: "Loss", test: (k) => /(^|\/)loss$/.test(k) },
-    { id: "ppl", title: "Perplexity", test: (k) => /(^|\/)(ppl|perplexity)$/.test(k) },
-    { id: "bleu", title: "BLEU", test: (k) => /(^|\/)bleu$/.test(k) },
-    { id: "lr", title: "Learning rate", test: (k) => /(^|\/)(lr|learning_rate)$/.test(k) },
-    {
-      id: "rank_tokens_per_s",
-      title: "Tokens/s per rank",
-      test: (k) => /(^|\/)rank\d+\/tokens_per_s$/.test(k),
-    },
-    { id: "tokens_per_s", title: "Tokens/s", test: (k) => /(^|\/)tokens_per_s$/.test(k) },
-  ];
+  const COLORS = ["#1f5fbf", "#d1495b", "#2a9d8f", "#e9a03b", "#7b4bb7", "#5c6b7a", "#c2569b",
+    "#3f8f3f", "#9c6b30", "#1b998b"];
+  const X_MODES = [["step", "x: step"], ["time", "x: seconds since start"], ["tokens", "x: tokens"]];
+  const X_LABELS = { step: "step", time: "seconds since start", tokens: "tokens" };
 
-  const byNaturalOrder = (a, b) => a.localeCompare(b, undefined, { numeric: true });
+  function node(tag, className, text) {
+    const n = document.createElement(tag);
+    if (className) n.className = className;
+    if (text !== undefined) n.textContent = text;
+    return n;
+  }
 
-  // [{id, title, keys}] in METRIC_GROUPS order, then one group per remaining key.
-  nmt.groupMetricKeys = function (keys) {
-    const groups = METRIC_GROUPS.map((g) => ({ id: g.id, title: g.title, keys: [] }));
-    const others = [];
-    for (const key of [...keys].sort(byNaturalOrder)) {
-      const index = METRIC_GROUPS.findIndex((g) => g.test(key));
-      if (index >= 0) {
-        groups[index].keys.push(key);
-      } else {
-        others.push({ id: "key:" + key, title: key, keys: [key] });
-      }
-    }
-    return groups.filter((g) => g.keys.length > 0).concat(others);
-  };
+  function fmtSeconds(v) {
+    const a = Math.abs(v);
+    if (a < 120) return nmt.fmtAxis(v) + "s";
+    if (a < 7200) return nmt.fmtAxis(v / 60) + "m";
+    return nmt.fmtAxis(v / 3600) + "h";
+  }
 
-  // One table for dygraphs: rows [x, [min, value, max] or null, ...] sorted by x. `series` is
-  // [{points, start}]; `start` (seconds) is the origin of the time axis, else the first point.
-  nmt.mergeSeries = function (series, xMode) {
-    const rows = new Map();
-    series.forEach((s, column) => {
-      const first = s.points.length > 0 ? s.points[0].time : 0;
-      const origin = typeof s.start === "number" ? s.start : first;
-      for (const p of s.points) {
-        const x = xMode === "time" ? p.time - origin : p.step;
-        if (typeof x !== "number" || !Number.isFinite(x) || typeof p.value !== "number") {
-          continue;
-        }
-        let row = rows.get(x);
-        if (!row) {
-          row = [x].concat(series.map(() => null));
-          rows.set(x, row);
-        }
-        const low = typeof p.min === "number" ? p.min : p.value;
-        const high = typeof p.max === "number" ? p.max : p.value;
-        row[column + 1] = [low, p.value, high];
-      }
-    });
-    return [...rows.values()].sort((a, b) => a[0] - b[0]);
-  };
+  const fmtX = (xMode) => (xMode === "time" ? fmtSeconds : nmt.fmtCount);
 
-  // The charts of one page, under `container`, with a step/time toggle. `fetchSeries(runId, key)`
-  // answers a promise of points. setGroups() says what to draw:
-  // [{id, title, series: [{label, runId, key, start}]}].
+  // The charts of one page, under `container`, with the x-axis choice and the smoothing slider.
+  // `fetchSeries(runId, key)` answers a promise of points. setGroups() says what to draw:
+  // [{id, title, series: [{label, runId, key, start, tokens (bool: the run logs TOKENS_KEY)}]}].
   class CurveView {
     constructor(container, fetchSeries) {
       this.fetchSeries = fetchSeries;
       this.groups = [];
       this.points = new Map(); // "runId key" -> points
-      this.charts = new Map(); // group id -> {box, plot, legend, graph}
-      const toggle = document.createElement("select");
-      toggle.className = "x-axis";
-      for (const [value, label] of [
-        ["step", "x: step"],
-        ["time", "x: seconds since start"],
-      ]) {
-        const option = document.createElement("option");
-        option.value = value;
-        option.textContent = label;
-        toggle.append(option);
-      }
-      toggle.value = nmt.xMode || "step";
-      toggle.addEventListener("change", () => {
-        nmt.xMode = toggle.value;
+      this.charts = new Map(); // group id -> {box, plot, readout, graph, ...}
+      window.nmtRawDrawn = {};
+      this.xSelect = node("select", "x-axis");
+      this.xSelect.addEventListener("change", () => {
+        nmt.chartPrefs.xMode = this.xSelect.value;
         this.draw();
       });
-      this.grid = document.createElement("div");
-      this.grid.className = "charts";
-      container.append(toggle, this.grid);
+      this.slider = node("input", "smoothing");
+      Object.assign(this.slider, { type: "range", min: "0", max: "0.99", step: "0.01" });
+      this.slider.value = String(nmt.chartPrefs.smoothing);
+      this.sliderValue = node("output", "smoothing-value", String(nmt.chartPrefs.smoothing));
+      this.slider.addEventListener("input", () => {
+        nmt.chartPrefs.smoothing = Number(this.slider.value);
+        this.sliderValue.textContent = this.slider.value;
+        this.draw();
+      });
+      const smoothing = node("label", "smoothing-label", "smoothing ");
+      smoothing.append(this.slider, " ", this.sliderValue);
+      const controls = node("div", "chart-controls");
+      controls.append(this.xSelect, smoothing);
+      this.grid = node("div", "charts");
+      container.append(controls, this.grid);
     }
 
     setGroups(groups) {
       this.groups = groups;
     }
 
-    // Fetches every series of every group (the browser queues what exceeds its connections).
+    // Fetches every series of every group, and train/tokens of the runs that log it (the browser
+    // queues what exceeds its connections).
     async refresh() {
       const wanted = new Map();
       for (const g of this.groups) {
         for (const s of g.series) {
           wanted.set(s.runId + " " + s.key, s);
+          if (s.tokens) wanted.set(s.runId + " " + nmt.TOKENS_KEY, { runId: s.runId, key: nmt.TOKENS_KEY });
         }
       }
       const fetched = await Promise.all(
@@ -117,100 +96,234 @@ window.nmt = window.nmt || {};
       this.points = new Map(fetched);
     }
 
+    // The x axes every drawn series can use: tokens only when each run logs its token count.
+    xModes() {
+      const all = this.groups.flatMap((g) => g.series);
+      const tokens = all.length > 0 && all.every((s) => s.tokens);
+      return X_MODES.filter(([mode]) => mode !== "tokens" || tokens);
+    }
+
     draw() {
-      const xMode = nmt.xMode || "step";
+      const modes = this.xModes();
+      if (this.xSelect.options.length !== modes.length) {
+        this.xSelect.replaceChildren(...modes.map(([value, label]) => {
+          const option = node("option", "", label);
+          option.value = value;
+          return option;
+        }));
+      }
+      const wanted = nmt.chartPrefs.xMode;
+      const xMode = modes.some(([m]) => m === wanted) ? wanted : "step";
+      this.xSelect.value = xMode;
+      const smoothing = nmt.chartPrefs.smoothing;
       const seen = new Set();
       for (const g of this.groups) {
         seen.add(g.id);
         const chart = this.chartFor(g);
-        const series = g.series.map((s) => ({
+        chart.series = g.series.map((s) => nmt.prepareSeries({
           points: this.points.get(s.runId + " " + s.key) || [],
           start: s.start,
-        }));
-        const rows = nmt.mergeSeries(series, xMode);
-        const labels = [xMode === "time" ? "seconds" : "step"].concat(g.series.map((s) => s.label));
-        this.drawChart(g.id, chart, labels, rows, xMode);
+          tokens: this.points.get(s.runId + " " + nmt.TOKENS_KEY),
+        }, xMode, smoothing));
+        chart.labels = g.series.map((s) => s.label);
+        chart.smoothing = smoothing;
+        chart.xMode = xMode;
+        this.drawChart(g, chart);
       }
       for (const [id, chart] of this.charts) {
-        if (!seen.has(id)) {
-          this.dropChart(id, chart);
-        }
+        if (!seen.has(id)) this.dropChart(id, chart);
       }
     }
 
     chartFor(group) {
       let chart = this.charts.get(group.id);
       if (!chart) {
-        chart = { box: document.createElement("div"), graph: null };
-        chart.box.className = "chart-box";
+        chart = { box: node("div", "chart-box"), graph: null };
         chart.box.dataset.chart = group.id;
-        const title = document.createElement("h3");
-        title.textContent = group.title;
-        chart.plot = document.createElement("div");
-        chart.plot.className = "chart";
-        chart.legend = document.createElement("div");
-        chart.legend.className = "chart-legend";
-        chart.box.append(title, chart.plot, chart.legend);
+        chart.head = node("div", "chart-head");
+        chart.title = node("h3", "", group.title);
+        chart.logLabel = node("label", "log-y-label", " log y");
+        chart.logBox = node("input", "log-y");
+        chart.logBox.type = "checkbox";
+        chart.logLabel.prepend(chart.logBox);
+        chart.logBox.addEventListener("change", () => {
+          const log = chart.logBox.checked;
+          nmt.chartPrefs.logY[group.id] = log;
+          chart.userZoomY = false; // a zoom on the other scale means nothing on this one
+          if (chart.graph) chart.graph.updateOptions(this.yOptions(chart, log));
+        });
+        chart.head.append(chart.title, chart.logLabel);
+        chart.plot = node("div", "chart");
+        // dygraphs resets its zoom on a double click; the y range is this view's again.
+        chart.plot.addEventListener("dblclick", () => {
+          chart.userZoomY = false;
+          if (chart.graph) chart.graph.updateOptions(this.yOptions(chart, chart.logBox.checked));
+        });
+        chart.readout = node("div", "chart-readout");
+        chart.box.append(chart.head, chart.plot, chart.readout);
         this.grid.append(chart.box);
         this.charts.set(group.id, chart);
       }
       return chart;
     }
 
-    drawChart(id, chart, labels, rows, xMode) {
-      if (rows.length === 0) {
-        // dygraphs refuses an empty table; say so instead.
+    // The hover read-out: every series' value at x (its last point at or before x), smoothed and
+    // raw; without x, at each series' last point.
+    showReadout(chart, x) {
+      const rows = chart.labels.map((label, i) => {
+        const s = chart.series[i];
+        const at = x === undefined ? s.xs.length - 1 : nmt.indexAtOrBefore(s.xs, x);
+        const row = node("div", "readout-row");
+        row.dataset.series = label;
+        const swatch = node("span", "swatch");
+        swatch.style.background = COLORS[i % COLORS.length];
+        const value = node("span", "readout-value", at < 0 ? "-" : nmt.fmtNumber(s.smooth[at]));
+        row.append(swatch, node("span", "readout-label", label + " "), value);
+        if (at >= 0 && chart.smoothing > 0) {
+          row.append(node("span", "readout-raw", " raw " + nmt.fmtNumber(s.raw[at])));
+        }
+        return row;
+      });
+      const where = x === undefined ? "last" : `${X_LABELS[chart.xMode]} ${fmtX(chart.xMode)(x)}`;
+      const head = node("div", "readout-x", where);
+      chart.readout.dataset.x = x === undefined ? "" : String(x);
+      chart.readout.replaceChildren(head, ...rows);
+    }
+
+    // Behind the drawn series: each downsampled bucket's min-max band, and with smoothing the
+    // raw series, faint. Counts the raw points it drew, for the tests.
+    drawUnderlay(chart, id, ctx, area, graph) {
+      let drawn = 0;
+      ctx.save();
+      ctx.beginPath();
+      ctx.rect(area.x, area.y, area.w, area.h);
+      ctx.clip();
+      chart.series.forEach((s, i) => {
+        ctx.fillStyle = ctx.strokeStyle = COLORS[i % COLORS.length];
+        if (s.low.some((v, j) => v !== s.high[j])) {
+          ctx.globalAlpha = 0.15;
+          ctx.beginPath();
+          s.xs.forEach((x, j) => {
+            const [px, py] = graph.toDomCoords(x, s.high[j]);
+            if (j === 0) ctx.moveTo(px, py);
+            else ctx.lineTo(px, py);
+          });
+          for (let j = s.xs.length - 1; j >= 0; j -= 1) {
+            const [px, py] = graph.toDomCoords(s.xs[j], s.low[j]);
+            ctx.lineTo(px, py);
+          }
+          ctx.closePath();
+          ctx.fill();
+        }
+        if (chart.smoothing > 0) {
+          ctx.globalAlpha = 0.28;
+          ctx.lineWidth = 1;
+          ctx.beginPath();
+          s.xs.forEach((x, j) => {
+            const [px, py] = graph.toDomCoords(x, s.raw[j]);
+            if (j === 0) ctx.moveTo(px, py);
+            else ctx.lineTo(px, py);
+            drawn += 1;
+          });
+          ctx.stroke();
+        }
+      });
+      ctx.restore();
+      window.nmtRawDrawn[id] = drawn;
+    }
+
+    // The y range that holds the drawn values, the bands and the raw series, padded as dygraphs
+    // pads its own; left to the user while they have zoomed in on y.
+    yOptions(chart, log) {
+      if (chart.userZoomY) return { logscale: log };
+      let lo = Infinity;
+      let hi = -Infinity;
+      for (const s of chart.series) {
+        for (const list of [s.low, s.high, s.smooth]) {
+          for (const v of list) {
+            if (v < lo) lo = v;
+            if (v > hi) hi = v;
+          }
+        }
+      }
+      const pad = hi > lo ? (hi - lo) * 0.05 : Math.abs(hi) * 0.1 || 1;
+      const ratio = Math.pow(hi / lo, 0.05);
+      chart.range = log ? [lo / ratio, hi * ratio] : [lo - pad, hi + pad];
+      return { logscale: log, valueRange: chart.range };
+    }
+
+    drawChart(group, chart) {
+      const id = group.id;
+      const values = chart.series.flatMap((s) => s.low.concat(s.high));
+      const collapse = values.length > 0 && values.every((v) => v === 0);
+      chart.box.classList.toggle("collapsed", collapse);
+      chart.box.dataset.collapsed = String(collapse);
+      if (values.length === 0 || collapse) {
+        // dygraphs refuses an empty table; an all-zero panel says so in one line.
         if (chart.graph) {
           chart.graph.destroy();
           chart.graph = null;
           delete window.nmtCharts[id];
         }
-        chart.plot.textContent = "no points yet";
+        const points = chart.series.reduce((n, s) => n + s.xs.length, 0);
+        chart.plot.textContent = collapse ? `all zero (${points} points)` : "no points yet";
+        chart.readout.replaceChildren();
+        chart.logLabel.hidden = true;
         return;
       }
-      const options = {
-        file: rows,
-        labels: labels,
-        xlabel: xMode === "time" ? "seconds since start" : "step",
-      };
+      const positive = values.every((v) => v > 0) && chart.series.every((s) => s.smooth.every((v) => v > 0));
+      chart.logLabel.hidden = !positive;
+      chart.logBox.checked = positive && nmt.chartPrefs.logY[id] === true;
+      const options = Object.assign(this.yOptions(chart, chart.logBox.checked), {
+        file: nmt.mergeSeries(chart.series),
+        labels: [X_LABELS[chart.xMode]].concat(chart.labels),
+        xlabel: X_LABELS[chart.xMode],
+        colors: chart.labels.map((_, i) => COLORS[i % COLORS.length]),
+        axes: {
+          x: { axisLabelFormatter: fmtX(chart.xMode) },
+          y: { axisLabelFormatter: nmt.fmtAxis, axisLabelWidth: 60 },
+        },
+      });
+      this.showReadout(chart);
       if (chart.graph) {
-        if (chart.xMode !== xMode) {
+        if (chart.drawnXMode !== chart.xMode) {
           options.dateWindow = null; // a zoom on the other axis means nothing on this one
         }
-        chart.xMode = xMode;
+        chart.drawnXMode = chart.xMode;
         chart.graph.updateOptions(options);
         return;
       }
-      chart.xMode = xMode;
+      chart.drawnXMode = chart.xMode;
       chart.plot.textContent = "";
-      chart.graph = new Dygraph(chart.plot, rows, {
-        labels: labels,
-        xlabel: options.xlabel,
-        customBars: true, // downsampled buckets carry their min and max
+      chart.graph = new Dygraph(chart.plot, options.file, Object.assign(options, {
         connectSeparatedPoints: true,
-        legend: "always",
-        labelsDiv: chart.legend,
-        labelsSeparateLines: false,
-        strokeWidth: 1.4,
+        legend: "never",
+        strokeWidth: 1.6,
         highlightSeriesOpts: { strokeWidth: 2.2 },
-        labelsKMB: true,
-      });
+        underlayCallback: (ctx, area, graph) => this.drawUnderlay(chart, id, ctx, area, graph),
+        highlightCallback: (event, x) => this.showReadout(chart, x),
+        // A drag that changed the y range is the user's zoom: kept until a double click.
+        zoomCallback: (minX, maxX, yRanges) => {
+          const r = yRanges && yRanges[0];
+          const span = chart.range ? Math.abs(chart.range[1] - chart.range[0]) : 0;
+          if (r && chart.range && (Math.abs(r[0] - chart.range[0]) > 1e-6 * span ||
+            Math.abs(r[1] - chart.range[1]) > 1e-6 * span)) chart.userZoomY = true;
+        },
+        unhighlightCallback: () => this.showReadout(chart),
+      }));
       window.nmtCharts[id] = chart.graph;
     }
 
     dropChart(id, chart) {
-      if (chart.graph) {
-        chart.graph.destroy();
-      }
+      if (chart.graph) chart.graph.destroy();
       chart.box.remove();
       this.charts.delete(id);
       delete window.nmtCharts[id];
+      delete window.nmtRawDrawn[id];
     }
 
     destroy() {
-      for (const [id, chart] of this.charts) {
-        this.dropChart(id, chart);
-      }
+      for (const [id, chart] of this.charts) this.dropChart(id, chart);
     }
   }
 

@@ -1,7 +1,6 @@
 // The run page (#/run/<id>): provenance, learning curves grouped by kind (loss, perplexity,
 // BLEU, learning rate, tokens/s, per-rank tokens/s), evals with their signatures, params,
-// attempts, artifacts and the resolved config; and the compare page (#/compare/<id>,<id>,...):
-// one chart per metric key with one series per run, and the params that differ.
+// attempts, artifacts (Markdown and SVG ones viewable in the page) and the resolved config.
 "use strict";
 
 (function (nmt) {
@@ -49,7 +48,7 @@
       : el("div", { className: "table-scroll" }, table(columns, items, { id }))];
   }
 
-  function drawDetails(box, run) {
+  function drawDetails(box, run, viewer) {
     const params = Object.entries(run.params || {})
       .sort(([a], [b]) => a.localeCompare(b, undefined, { numeric: true }))
       .map(([key, value]) => ({ key, value }));
@@ -63,17 +62,68 @@
         timeField("started_at", "started"), timeField("ended_at", "ended"), field("host"),
         field("world_size"), field("slurm_job_id"), field("slurm_array_id")], "attempts"),
       ...section("Artifacts", run.artifacts || [], ["kind", "path", "step", "averaged_from"]
-        .map(field).concat([timeField("created_at", "time")]), "artifacts"),
+        .map(field).concat([timeField("created_at", "time"),
+          { label: "", value: (a) => (a.has_content ? viewButton(viewer, run, a) : "") }]), "artifacts"),
+      viewer,
       el("h2", {}, "Config"),
       nmt.missing(run.config) ? el("p", { className: "muted" }, "none")
         : el("pre", { className: "config" }, run.config));
+  }
+
+  // ---- artifacts ----------------------------------------------------------------------------
+
+  const contentPath = (run, a) =>
+    `/api/runs/${encodeURIComponent(run.run_id)}/artifacts/${encodeURIComponent(a.artifact_id)}/content`;
+
+  // An SVG through <img>, where its scripts never run; Markdown through the renderer of
+  // markdown.js (text only, never markup); anything else as plain text.
+  async function viewArtifact(viewer, run, a) {
+    const path = contentPath(run, a);
+    const title = el("h3", {}, a.path);
+    viewer.dataset.artifactId = a.artifact_id;
+    viewer.dataset.shown = "";
+    if (/\.svg$/i.test(a.path)) {
+      viewer.replaceChildren(title, el("img", { className: "artifact-svg", src: path, alt: a.path }));
+      viewer.dataset.shown = "svg";
+      viewer.scrollIntoView({ block: "start" });
+      return;
+    }
+    viewer.replaceChildren(title, el("p", { className: "muted" }, "loading"));
+    const answer = await fetch(path, { credentials: "same-origin", cache: "no-store" });
+    if (!answer.ok) throw new Error(`${path}: ${answer.status} ${answer.statusText}`);
+    const type = answer.headers.get("Content-Type") || "";
+    let body;
+    if (type.startsWith("image/svg+xml")) {
+      body = el("img", { className: "artifact-svg", src: path, alt: a.path });
+      viewer.dataset.shown = "svg";
+    } else if (type.startsWith("text/markdown") || /\.(md|markdown)$/i.test(a.path)) {
+      body = nmt.renderMarkdown(await answer.text());
+      viewer.dataset.shown = "markdown";
+    } else {
+      body = el("pre", { className: "config" }, await answer.text());
+      viewer.dataset.shown = "text";
+    }
+    viewer.replaceChildren(title, body);
+    viewer.scrollIntoView({ block: "start" });
+  }
+
+  function viewButton(viewer, run, a) {
+    return el("button", {
+      type: "button",
+      className: "view-artifact",
+      dataset: { artifactId: a.artifact_id },
+      onclick: () => viewArtifact(viewer, run, a).catch((e) => {
+        viewer.replaceChildren(el("p", { className: "muted" }, String(e.message || e)));
+      }),
+    }, "view");
   }
 
   function runGroups(run) {
     return nmt.groupMetricKeys(run.metric_keys || []).map((g) => ({
       id: g.id,
       title: g.title,
-      series: g.keys.map((key) => ({ label: key, runId: run.run_id, key, start: run.started_at })),
+      series: g.keys.map((key) => ({ label: key, runId: run.run_id, key, start: run.started_at,
+        tokens: (run.metric_keys || []).includes(nmt.TOKENS_KEY) })),
     }));
   }
 
@@ -84,11 +134,12 @@
     const head = el("div");
     const curveBox = el("section", {}, el("h2", {}, "Learning curves"));
     const details = el("div");
+    const viewer = el("div", { id: "artifact-view" }); // kept across refreshes
     main().append(head, curveBox, details);
     const curves = nmt.newCurves(curveBox);
     const draw = async () => {
       drawHead(head, run);
-      drawDetails(details, run);
+      drawDetails(details, run, viewer);
       curves.setGroups(runGroups(run));
       await curves.refresh();
       if (gen === nmt.generation()) curves.draw();
@@ -103,68 +154,5 @@
     }
   };
 
-  // ---- compare ------------------------------------------------------------------------------
-
-  function differingParams(runs) {
-    const keys = new Set(runs.flatMap((r) => Object.keys(r.params || {})));
-    return [...keys].filter((key) =>
-      new Set(runs.map((r) => JSON.stringify((r.params || {})[key] ?? null))).size > 1)
-      .sort((a, b) => a.localeCompare(b, undefined, { numeric: true }));
-  }
-
-  function drawComparison(box, runs) {
-    const params = differingParams(runs);
-    const runColumns = runs.map((r) => ({ label: runLabel(r), value: (key) => (r.params || {})[key] }));
-    box.replaceChildren(
-      el("h1", {}, `Compare ${runs.length} runs`),
-      table([
-        { label: "run", value: (r) => runLink(r, runLabel(r)) },
-        { label: "experiment", value: (r) => r.experiment },
-        { label: "sweep", value: (r) => sweepLink(r.sweep) },
-        { label: "status", value: (r) => statusCell(r.status) },
-        { label: "started", value: (r) => fmtTime(r.started_at) },
-        { label: "duration", value: (r) => fmtDuration(durationOf(r)) },
-      ], runs, { id: "compare-runs" }),
-      el("h2", {}, "Params that differ"),
-      params.length === 0 ? el("p", { className: "muted" }, "none: every param is the same")
-        : table([{ label: "param", value: (key) => key }].concat(runColumns), params,
-          { id: "compare-params" }));
-  }
-
-  function compareGroups(runs) {
-    const keys = [...new Set(runs.flatMap((r) => r.metric_keys || []))]
-      .sort((a, b) => a.localeCompare(b, undefined, { numeric: true }));
-    return keys.map((key) => ({
-      id: "key:" + key,
-      title: key,
-      series: runs.filter((r) => (r.metric_keys || []).includes(key))
-        .map((r) => ({ label: runLabel(r), runId: r.run_id, key, start: r.started_at })),
-    }));
-  }
-
-  nmt.pages.compare = async function (arg, gen) {
-    const ids = [...new Set(arg.split(",").filter((s) => s !== "").map(parseRunId))];
-    if (ids.length === 0) throw new Error("no runs to compare: #/compare/<id>,<id>,...");
-    let runs = await Promise.all(ids.map(fetchRun));
-    if (gen !== nmt.generation()) return;
-    const head = el("div");
-    const curveBox = el("section", {}, el("h2", {}, "Learning curves"));
-    main().append(head, curveBox);
-    const curves = nmt.newCurves(curveBox);
-    const draw = async () => {
-      drawComparison(head, runs);
-      curves.setGroups(compareGroups(runs));
-      await curves.refresh();
-      if (gen === nmt.generation()) curves.draw();
-    };
-    await draw();
-    const running = () => runs.some((r) => r.status === "running");
-    if (running()) {
-      nmt.poll(gen, async () => {
-        runs = await Promise.all(ids.map(fetchRun));
-        await draw();
-        return running();
-      });
-    }
-  };
+  Object.assign(nmt, { parseRunId, fetchRun, sweepLink });
 })(window.nmt);

@@ -13,6 +13,7 @@
 #include <string_view>
 #include <utility>
 
+#include "tracker/api/artifact_content.h"
 #include "tracker/api/run_query.h"
 #include "tracker/api/wire_json.h"
 #include "tracker/dashboard/dashboard.h"
@@ -200,6 +201,8 @@ Response RequestHandler::route_api(const Request& request, const api::RouteMatch
       return log_eval(run_id, request);
     case api::RouteId::kLogArtifact:
       return log_artifact(run_id, request);
+    case api::RouteId::kArtifactContent:
+      return artifact_content(run_id, match.args.at("artifact"));
     case api::RouteId::kListSweeps:
       return list_sweeps();
     case api::RouteId::kSweepTable:
@@ -316,8 +319,10 @@ Response RequestHandler::metric_series(std::int64_t run_id, const Request& reque
   const std::int64_t max_points =
       std::min(asked.value_or(options_.max_response_points), options_.max_response_points);
   const auto rank = query_integer(request, "rank");
+  const auto after_step = query_integer(request, "after_step");
   return json_response(200, with_reader([&](RunStore& store) {
-                         return store.metric_series(run_id, key->second, max_points, rank);
+                         return store.metric_series(run_id, key->second, max_points, rank,
+                                                    after_step);
                        }));
 }
 
@@ -334,6 +339,26 @@ Response RequestHandler::log_artifact(std::int64_t run_id, const Request& reques
   const std::int64_t id =
       with_store([&](RunStore& store) { return store.log_artifact(run_id, artifact); });
   return json_response(200, api::ArtifactCreated{id});
+}
+
+// The artifact's text as the file it is, under headers that keep a browser from running or
+// fetching anything in it (api::kArtifactContentSecurityPolicy).
+Response RequestHandler::artifact_content(std::int64_t run_id, const std::string& artifact) {
+  const auto id = parse_integer(artifact);
+  if (!id) {
+    throw HttpError(404, fmt::format("unknown artifact '{}': artifact ids are integers", artifact));
+  }
+  const ArtifactContent found =
+      with_reader([&](RunStore& store) { return store.artifact_content(run_id, *id); });
+  const auto type = api::artifact_content_type(found.path);
+  if (!found.content || !type) {
+    throw HttpError(404, fmt::format("artifact {} of run {} ({}) was recorded without its content",
+                                     *id, run_id, found.path));
+  }
+  Response response{200, *found.content, *type};
+  response.headers.emplace_back("X-Content-Type-Options", "nosniff");
+  response.headers.emplace_back("Content-Security-Policy", api::kArtifactContentSecurityPolicy);
+  return response;
 }
 
 Response RequestHandler::list_sweeps() {

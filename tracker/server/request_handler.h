@@ -73,6 +73,7 @@ class RequestHandler {
   Response metric_series(std::int64_t run_id, const Request& request);
   Response log_eval(std::int64_t run_id, const Request& request);
   Response log_artifact(std::int64_t run_id, const Request& request);
+  Response artifact_content(std::int64_t run_id, const std::string& artifact);
   Response list_sweeps();
   Response sweep_table(const std::string& sweep);
 

@@ -23,7 +23,8 @@ std::optional<api::LastPoint> RunStore::last_point(std::int64_t run_id, const st
 
 api::MetricSeries RunStore::metric_series(std::int64_t run_id, const std::string& key,
                                           std::optional<std::int64_t> max_points,
-                                          std::optional<std::int64_t> rank) {
+                                          std::optional<std::int64_t> rank,
+                                          std::optional<std::int64_t> after_step) {
   if (key.empty()) {
     throw std::invalid_argument("key must not be empty");
   }
@@ -48,9 +49,12 @@ api::MetricSeries RunStore::metric_series(std::int64_t run_id, const std::string
   series.key = key;
   series.total_points = range.getColumn(0).getInt64();
   series.last = last_point(run_id, key, rank);
-  series.downsampled = max_points && series.total_points > *max_points;
+  series.downsampled = !after_step && max_points && series.total_points > *max_points;
   std::string select;
-  if (!series.downsampled) {
+  if (after_step) {
+    select = "SELECT step, value, value, value, rank, wall_time" + where +
+             " AND step > ? ORDER BY step, rank, rowid" + (max_points ? " LIMIT ?" : "");
+  } else if (!series.downsampled) {
     select =
         "SELECT step, value, value, value, rank, wall_time" + where + " ORDER BY step, rank, rowid";
   } else {
@@ -62,7 +66,10 @@ api::MetricSeries RunStore::metric_series(std::int64_t run_id, const std::string
   }
   SQLite::Statement points(sql_, select);
   bind_where(points);
-  if (series.downsampled) {
+  if (after_step) {
+    points.bind(next_index, *after_step);
+    if (max_points) points.bind(next_index + 1, *max_points);
+  } else if (series.downsampled) {
     const std::int64_t first = range.getColumn(1).getInt64();
     const std::int64_t span = range.getColumn(2).getInt64() - first + 1;
     points.bind(next_index, first);

@@ -146,13 +146,47 @@ std::vector<api::RunSummary> RunStore::list_runs(const api::RunQuery& filter) {
   return runs;
 }
 
-// The last metric values and params the query asks for, and the sort by a metric or param.
+// Per split, the figures of the latest eval (newest created_at, then id), keyed SPLIT/FIGURE.
+std::map<std::string, double> RunStore::last_evals(std::int64_t run_id) {
+  SQLite::Statement& query = last_evals_;
+  ResetOnExit reset(query);
+  query.bind(1, run_id);
+  std::map<std::string, double> figures;
+  while (query.executeStep()) {
+    const std::string split = query.getColumn(0).getString();
+    const char* const names[] = {"bleu", "chrf", "ppl"};
+    for (int i = 0; i < 3; ++i) {
+      if (const auto value = optional_number(query.getColumn(i + 1))) {
+        figures[split + "/" + names[i]] = *value;
+      }
+    }
+  }
+  return figures;
+}
+
+// The last metric values, eval figures and params the query asks for, and the sort by a metric,
+// an eval figure or a param.
 void RunStore::add_columns(std::vector<api::RunSummary>& runs, const api::RunQuery& query) {
   const auto& sort = query.sort;
   const bool by_metric = sort && sort->source == api::SortOrder::Source::kMetric;
   const bool by_param = sort && sort->source == api::SortOrder::Source::kParam;
+  const bool by_eval = sort && sort->source == api::SortOrder::Source::kEval;
   std::map<std::int64_t, std::optional<api::ParamValue>> sort_value;
   for (api::RunSummary& run : runs) {
+    if (query.evals || by_eval) {
+      std::map<std::string, double> figures = last_evals(run.run_id);
+      if (by_eval) {
+        const auto it = figures.find(sort->field);
+        sort_value[run.run_id] =
+            it == figures.end() ? std::nullopt : std::optional<api::ParamValue>(it->second);
+      }
+      if (query.evals) {
+        for (auto it = figures.begin(); it != figures.end();) {
+          it = query.evals->selects(it->first) ? std::next(it) : figures.erase(it);
+        }
+        run.last_evals = std::move(figures);
+      }
+    }
     if (query.metrics) {
       run.last_metrics.emplace();
       const auto keys = query.metrics->all ? metric_keys(run.run_id) : query.metrics->keys;
@@ -182,7 +216,7 @@ void RunStore::add_columns(std::vector<api::RunSummary>& runs, const api::RunQue
       sort_value[run.run_id] = last ? std::optional<api::ParamValue>(last->value) : std::nullopt;
     }
   }
-  if (by_metric || by_param) {
+  if (by_metric || by_param || by_eval) {
     std::stable_sort(runs.begin(), runs.end(), [&](const auto& a, const auto& b) {
       return sorts_before(sort_value[a.run_id], sort_value[b.run_id], sort->descending);
     });
@@ -229,18 +263,31 @@ api::RunDetail RunStore::get_run(std::int64_t run_id) {
         api::Eval{evals.getColumn(0).getInt64(), record, evals.getColumn(8).getDouble()});
   }
   SQLite::Statement artifacts(sql_,
-                              "SELECT id, kind, path, step, averaged_from, created_at "
-                              "FROM artifacts WHERE run_id = ? ORDER BY id");
+                              "SELECT id, kind, path, step, averaged_from, created_at, "
+                              "content IS NOT NULL FROM artifacts WHERE run_id = ? ORDER BY id");
   artifacts.bind(1, run_id);
   while (artifacts.executeStep()) {
-    const api::ArtifactRecord record{
-        artifacts.getColumn(1).getString(), artifacts.getColumn(2).getString(),
-        optional_integer(artifacts.getColumn(3)), optional_integer(artifacts.getColumn(4))};
+    const api::ArtifactRecord record{artifacts.getColumn(1).getString(),
+                                     artifacts.getColumn(2).getString(),
+                                     optional_integer(artifacts.getColumn(3)),
+                                     optional_integer(artifacts.getColumn(4)), std::nullopt};
     run.artifacts.push_back(api::Artifact{artifacts.getColumn(0).getInt64(), record,
-                                          artifacts.getColumn(5).getDouble()});
+                                          artifacts.getColumn(5).getDouble(),
+                                          artifacts.getColumn(6).getInt() != 0});
   }
   run.metric_keys = metric_keys(run_id);
   return run;
+}
+
+ArtifactContent RunStore::artifact_content(std::int64_t run_id, std::int64_t artifact_id) {
+  SQLite::Statement query(sql_, "SELECT path, content FROM artifacts WHERE run_id = ? AND id = ?");
+  query.bind(1, run_id);
+  query.bind(2, artifact_id);
+  if (!query.executeStep()) {
+    require_run(run_id);
+    throw NotFound(fmt::format("run {} has no artifact {}", run_id, artifact_id));
+  }
+  return ArtifactContent{query.getColumn(0).getString(), optional_text(query.getColumn(1))};
 }
 
 api::Params RunStore::run_params(std::int64_t run_id) {

@@ -148,7 +148,11 @@ void RunStore::upsert_params(std::int64_t run_id, const api::Params& params) {
     upsert_param_.bind(2, key);
     if (const auto* text = std::get_if<std::string>(&value)) {
       upsert_param_.bind(3, *text);
-      upsert_param_.bind(4);
+      if (*text == "true" || *text == "false") {
+        upsert_param_.bind(4, *text == "true" ? 1.0 : 0.0);  // filters by 1/0 still find it
+      } else {
+        upsert_param_.bind(4);
+      }
     } else {
       upsert_param_.bind(3);
       upsert_param_.bind(4, std::get<double>(value));

@@ -42,7 +42,12 @@ RunStore::RunStore(Database& db)
                           "SELECT step, value, rank, wall_time FROM metrics WHERE run_id = ?1 "
                           "AND key = ?2 AND rank = ?3 AND step = (SELECT MAX(step) FROM metrics "
                           "WHERE run_id = ?1 AND key = ?2 AND rank = ?3) "
-                          "ORDER BY rowid DESC LIMIT 1") {}
+                          "ORDER BY rowid DESC LIMIT 1"),
+      // Per split of a run, its latest eval: newest created_at, then highest id.
+      last_evals_(sql_,
+                  "SELECT split, bleu, chrf, perplexity FROM evals e WHERE run_id = ?1 AND id = "
+                  "(SELECT id FROM evals n WHERE n.run_id = ?1 AND n.split = e.split "
+                  "ORDER BY created_at DESC, id DESC LIMIT 1)") {}
 
 void RunStore::require_run(std::int64_t run_id) {
   ResetOnExit reset(run_exists_);
@@ -146,11 +151,11 @@ std::int64_t RunStore::log_artifact(std::int64_t run_id, const ArtifactRecord& a
   require_text(artifact.kind, "kind");
   require_text(artifact.path, "path");
   return insert_record(run_id,
-                       "INSERT INTO artifacts(run_id, kind, path, step, averaged_from, created_at) "
-                       "VALUES (?, ?, ?, ?, ?, ?)",
+                       "INSERT INTO artifacts(run_id, kind, path, step, averaged_from, content, "
+                       "created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
                        [&](SQLite::Statement& insert) {
                          bind_values(insert, 2, artifact.kind, artifact.path, artifact.step,
-                                     artifact.averaged_from);
+                                     artifact.averaged_from, artifact.content);
                        });
 }
 

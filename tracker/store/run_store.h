@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -49,6 +50,12 @@ using ArtifactRecord = api::ArtifactRecord;
 struct EvalFigures {
   std::optional<double> perplexity;
   std::optional<double> bleu;
+};
+
+// An artifact's path and its text (nullopt when it was recorded without).
+struct ArtifactContent {
+  std::string path;
+  std::optional<std::string> content;
 };
 
 // One run of a sweep, with everything a sweep table may show of it.
@@ -102,10 +109,15 @@ class RunStore {
   // The runs `query` selects, ordered by its sort (runs without the value last), else by id.
   std::vector<api::RunSummary> list_runs(const api::RunQuery& query);
   api::RunDetail get_run(std::int64_t run_id);
+  // NotFound for an unknown run, or an artifact that is not the run's.
+  ArtifactContent artifact_content(std::int64_t run_id, std::int64_t artifact_id);
   // max_points: at most that many points, one per step bucket with mean value and min/max.
+  // after_step: a page of the stored points instead: those past that step, in step order, the
+  // first max_points of them, never downsampled (total_points and last still cover the series).
   api::MetricSeries metric_series(std::int64_t run_id, const std::string& key,
                                   std::optional<std::int64_t> max_points,
-                                  std::optional<std::int64_t> rank);
+                                  std::optional<std::int64_t> rank,
+                                  std::optional<std::int64_t> after_step = std::nullopt);
   // Every sweep with runs that are not deleted, by name.
   std::vector<api::SweepSummary> list_sweeps();
   // The sweep's runs that are not deleted, by row_index, then id. NotFound when there are none.
@@ -129,17 +141,20 @@ class RunStore {
   std::optional<api::LastPoint> last_point(std::int64_t run_id, const std::string& key,
                                            std::optional<std::int64_t> rank);
   void add_columns(std::vector<api::RunSummary>& runs, const api::RunQuery& query);
+  std::map<std::string, double> last_evals(std::int64_t run_id);
   std::optional<EvalFigures> newest_eval(std::int64_t run_id, const char* split);
 
   Database& db_;
   SQLite::Database& sql_;
-  // Cached for the hot paths: ingest runs once per batch, the others once per request.
+  // Cached for the hot paths: ingest runs once per batch, the others once per request (the last
+  // points and evals once per listed run).
   SQLite::Statement run_exists_;
   SQLite::Statement insert_batch_;
   SQLite::Statement upsert_metric_;
   SQLite::Statement upsert_param_;
   SQLite::Statement last_point_;
   SQLite::Statement last_point_of_rank_;
+  SQLite::Statement last_evals_;
 };
 
 }  // namespace nmt::tracker

@@ -172,6 +172,11 @@ const std::vector<const char*>& migrations() {
       DROP INDEX metrics_series;
       CREATE UNIQUE INDEX metrics_series ON metrics(run_id, key, step);
       )sql",
+      // 6: the text of a text artifact (a Markdown report, an SVG chart), served on its own
+      // route; NULL for every artifact recorded before and for binary files.
+      R"sql(
+      ALTER TABLE artifacts ADD COLUMN content TEXT;
+      )sql",
   };
   return kMigrations;
 }

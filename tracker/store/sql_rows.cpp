@@ -23,8 +23,10 @@ std::optional<double> optional_number(const SQLite::Column& column) {
 }
 
 api::ParamValue param_value(const SQLite::Column& text, const SQLite::Column& number) {
+  // A bool has both (its text and 1/0): the text is what was sent.
+  if (!text.isNull()) return text.getString();
   if (!number.isNull()) return number.getDouble();
-  return text.isNull() ? std::string() : text.getString();
+  return std::string();
 }
 
 void require_text(const std::string& value, const char* what) {

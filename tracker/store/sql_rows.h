@@ -25,7 +25,8 @@ struct is_optional<std::optional<T>> : std::true_type {};
 std::optional<std::string> optional_text(const SQLite::Column& column);
 std::optional<std::int64_t> optional_integer(const SQLite::Column& column);
 std::optional<double> optional_number(const SQLite::Column& column);
-// A param stored as text (value_text) or as a number (value_num, NULL then in value_text).
+// A param stored as text (value_text) or as a number (value_num, NULL then in value_text); a bool
+// has both, "true"/"false" and 1/0, and reads as its text.
 api::ParamValue param_value(const SQLite::Column& text, const SQLite::Column& number);
 
 template <typename T>

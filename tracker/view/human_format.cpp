@@ -34,6 +34,19 @@ int exponent_of(const std::string& scientific) {
   return scientific[e + 1] == '-' ? -exponent : exponent;
 }
 
+// The significant digits of the shortest text that reads back as `value` (finite, not zero):
+// 2 for 1.5e-05, 1 for 0.1 (whose 17-digit form is 0.10000000000000001), 3 for 123000.
+int shortest_digits(double value) {
+  const std::string text = fmt::format("{}", value);  // fmt's shortest round trip
+  std::string digits;
+  for (const char c : text.substr(0, text.find('e'))) {
+    if (c >= '0' && c <= '9') digits += c;
+  }
+  const std::size_t first = digits.find_first_not_of('0');
+  if (first == std::string::npos) return 1;
+  return static_cast<int>(digits.find_last_not_of('0') - first + 1);
+}
+
 // The fewest decimals (0..15) that write `step` exactly enough to tell neighbouring ticks apart.
 int decimals_for(double step) {
   for (int decimals = 0; decimals < 15; ++decimals) {
@@ -61,6 +74,8 @@ std::string format_number(double value, int significant) {
   if (value == 0.0) {
     return "0";
   }
+  // Digits past the shortest round trip are binary noise ("1.0000000000000001e-05").
+  significant = std::min(significant, shortest_digits(value));
   const std::string scientific = fmt::format("{:.{}e}", value, significant - 1);
   const int exponent = exponent_of(scientific);
   if (exponent >= -3 && exponent < 6) {
@@ -84,6 +99,14 @@ std::string format_count(std::int64_t value) {
     out += digits[i];
   }
   return out;
+}
+
+std::string format_quantity(std::int64_t count, std::string_view singular,
+                            std::string_view plural) {
+  const std::string noun = count == 1       ? std::string(singular)
+                           : plural.empty() ? std::string(singular) + "s"
+                                            : std::string(plural);
+  return format_count(count) + " " + noun;
 }
 
 std::string format_utc_time(double unix_seconds) {

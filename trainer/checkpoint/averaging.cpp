@@ -92,6 +92,9 @@ void average_checkpoints(const std::vector<std::string>& inputs, const std::stri
     spdlog::info("averaging: added {} (step {})", path, state.step);
   }
   newest.averaged_from = static_cast<std::int64_t>(inputs.size());
+  // An average resumes no run: no train/* log window goes with it.
+  newest.window_updates = newest.window_tgt_tokens = 0;
+  newest.window_loss_sum = newest.window_nll_sum = 0.0;
   // save_checkpoint refuses a non-finite mean, so no NaN average is ever written.
   save_checkpoint(output, *model, nullptr, newest, newest_config);
 }

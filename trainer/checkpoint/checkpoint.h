@@ -15,9 +15,12 @@
 //   optimizer_step, best_valid_nll, validations_without_improvement, elapsed_seconds,
 //   averaged_from (0, or how many checkpoints were averaged), vocab_sha256 (the SentencePiece
 //   model the run was trained with, as in the shards' manifest), config (the resolved YAML),
-//   run_uid (the run directory's run.json uid; empty when written outside a run), and
-//   state_sha256 (format 3): the SHA-256 of all those but format_version, so that a changed step
-//   or config is refused like a flipped bit (the text hashed: checkpoint_state.cpp, state_checksum)
+//   run_uid (the run directory's run.json uid; empty when written outside a run),
+//   log_window_updates, log_window_tgt_tokens, log_window_loss_sum, log_window_nll_sum (format 4:
+//   the train/* log window open at the step, over all ranks; absent before format 4, read as an
+//   empty window), and state_sha256 (format 3): the SHA-256 of all those but format_version, so
+//   that a changed step or config is refused like a flipped bit (the text hashed:
+//   checkpoint_state.cpp, state_checksum)
 // Written in memory bounded by one tensor, whatever the checkpoint's size: HDF5 lays out the file
 // in memory (metadata only; the tensors' datasets reserved, contiguous), then the file is written
 // to a temporary name with checked writes, each tensor's bytes straight from its memory, fsynced
@@ -25,8 +28,8 @@
 // the cause that leaves HDF5 and the process sound. Read tensor by tensor likewise.
 // Nothing non-finite is written, and loading verifies every tensor's checksum and finiteness: a
 // flipped bit or a NaN is an error naming the file and the tensor, and every open verifies
-// state_sha256. Format 2 files (no state_sha256) and format 1 files (no checksums, no vocabulary
-// hash, with a warning) still load.
+// state_sha256. Format 3 files (no log window), format 2 files (no state_sha256) and format 1
+// files (no checksums, no vocabulary hash, with a warning) still load.
 
 #include <torch/nn/module.h>
 #include <torch/optim/adam.h>
@@ -43,7 +46,7 @@
 namespace nmt::checkpoint {
 
 inline constexpr const char* kCheckpointFormat = "nmt-checkpoint";
-inline constexpr std::int64_t kCheckpointFormatVersion = 3;
+inline constexpr std::int64_t kCheckpointFormatVersion = 4;
 inline constexpr std::int64_t kOldestReadableFormatVersion = 1;
 
 // Where training stands; with the parameters, the optimizer and the config (its update size and
@@ -61,6 +64,11 @@ struct TrainingState {
   // against vocab_sha256 on read.
   std::string vocab_model;
   std::string run_uid;  // the run that wrote it (run_identity.h); empty in older files
+  // The updates since the last train/* log step (update_log.h), over all ranks: how many, their
+  // target tokens and their summed label-smoothed loss and nll. All 0 at a log step, in averages
+  // and in files before format 4.
+  std::int64_t window_updates = 0, window_tgt_tokens = 0;
+  double window_loss_sum = 0.0, window_nll_sum = 0.0;
 };
 
 // Saves `model` (and `optimizer`, may be null) with the RNG states, atomically. Refuses, naming

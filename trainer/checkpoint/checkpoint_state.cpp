@@ -15,7 +15,8 @@ namespace {
 constexpr const char* kVocabModelDataset = "/vocab/spm.model";
 constexpr const char* kStateChecksum = "state_sha256";
 
-// The root attributes an exact resume depends on, covered by state_sha256 (format 3). Not
+// The root attributes an exact resume depends on, covered by state_sha256 (format 3; the
+// log_window_* ones from format 4: an older file has none, and its hash covers those it has). Not
 // format_version: a reader decides by it what else to expect.
 enum class AttributeType { kInt, kDouble, kText };
 constexpr std::pair<const char*, AttributeType> kStateAttributes[] = {
@@ -31,6 +32,10 @@ constexpr std::pair<const char*, AttributeType> kStateAttributes[] = {
     {"vocab_sha256", AttributeType::kText},
     {"config", AttributeType::kText},
     {"run_uid", AttributeType::kText},
+    {"log_window_updates", AttributeType::kInt},
+    {"log_window_tgt_tokens", AttributeType::kInt},
+    {"log_window_loss_sum", AttributeType::kDouble},
+    {"log_window_nll_sum", AttributeType::kDouble},
 };
 
 // SHA-256 of the state attributes present in `h5`, each as "name:type:length:value\n" (integers
@@ -79,6 +84,10 @@ void write_state(Hdf5File& h5, const TrainingState& s, const RunConfig& config) 
   h5.set_attribute("/", "vocab_sha256", s.vocab_sha256);
   h5.set_attribute("/", "config", to_yaml(config));
   h5.set_attribute("/", "run_uid", s.run_uid);
+  h5.set_attribute("/", "log_window_updates", s.window_updates);
+  h5.set_attribute("/", "log_window_tgt_tokens", s.window_tgt_tokens);
+  h5.set_attribute("/", "log_window_loss_sum", s.window_loss_sum);
+  h5.set_attribute("/", "log_window_nll_sum", s.window_nll_sum);
   if (!s.vocab_model.empty()) {
     // A mismatch here is a caller's bug; caught now, not as a "corrupt" file at the next load.
     if (sha256_hex(s.vocab_model) != s.vocab_sha256) {
@@ -136,6 +145,12 @@ TrainingState read_state(const Hdf5File& h5) {
   s.averaged_from = h5.int_attribute("/", "averaged_from");
   if (has_checksums(h5)) s.vocab_sha256 = h5.string_attribute("/", "vocab_sha256");
   if (h5.has_attribute("/", "run_uid")) s.run_uid = h5.string_attribute("/", "run_uid");
+  if (h5.int_attribute("/", "format_version") >= 4) {
+    s.window_updates = h5.int_attribute("/", "log_window_updates");
+    s.window_tgt_tokens = h5.int_attribute("/", "log_window_tgt_tokens");
+    s.window_loss_sum = h5.double_attribute("/", "log_window_loss_sum");
+    s.window_nll_sum = h5.double_attribute("/", "log_window_nll_sum");
+  }
   if (h5.exists(kVocabModelDataset)) {
     const auto bytes = h5.read<std::uint8_t>(kVocabModelDataset);
     s.vocab_model.assign(bytes.begin(), bytes.end());

@@ -47,8 +47,12 @@ c10::Device select_device(const std::string& name) {
 }
 
 std::string describe_device(const c10::Device& device) {
-  if (device.is_cpu()) return fmt::format("cpu ({} threads)", at::get_num_threads());
-  return fmt::format("{} (of {} GPUs)", device.str(), torch::cuda::device_count());
+  if (device.is_cpu()) {
+    const int threads = at::get_num_threads();
+    return fmt::format("cpu ({} thread{})", threads, threads == 1 ? "" : "s");
+  }
+  const auto gpus = torch::cuda::device_count();
+  return fmt::format("{} (of {} GPU{})", device.str(), gpus, gpus == 1 ? "" : "s");
 }
 
 void seed_generator(const c10::Device& device, std::uint64_t seed) {

@@ -59,6 +59,7 @@ struct Trainer::Impl {
   std::unique_ptr<Schedule> schedule;             // when to log, validate, save and stop
   std::unique_ptr<preprocess::Vocabulary> vocab;  // loaded for validation BLEU only
   LogWindow window;                               // the updates since the last log step
+  LossWindow losses;                              // their losses (skipped updates left out)
 
   std::string unrecorded;  // why rank 0's sink cannot record; the run stops at the next update
   std::function<StopReason()> stop_source;         // polled once per update
@@ -136,24 +137,25 @@ UpdateStats Trainer::Impl::update() {
   return u;
 }
 
-// The update's mean losses per target token, summed over ranks (a read from the device and, with
-// several ranks, a collective: every rank calls it on the same steps). The loss read waits for
-// the device's queued work, so the window's time, the updates' own time plus that wait, is what
-// the device took.
+// The window's mean losses per target token over all ranks (a read from the device and, with
+// several ranks, a collective: every rank calls it on the same steps), with the rest of the log
+// step's update's figures. The loss read waits for the device's queued work, so the window's time,
+// the updates' own time plus that wait, is what the device took.
 void Trainer::Impl::log_update(const UpdateStats& u, TrainResult& result) {
   const auto read_start = Clock::now();
-  std::vector<double> sums = {u.loss_sum.item<double>(), u.nll_sum.item<double>()};
-  if (comm.size() > 1) comm.allreduce_sum(sums);
-  const double tokens = static_cast<double>(std::max<std::int64_t>(u.votes.tgt_tokens, 1));
+  const auto totals = losses.totals(comm);
+  const double tokens = static_cast<double>(std::max<std::int64_t>(totals.tgt_tokens, 1));
   UpdateFigures figures;
   figures.step = state.step;
-  figures.loss = sums[0] / tokens;
-  figures.nll = sums[1] / tokens;
+  figures.window_updates = totals.updates;
+  figures.window_tgt_tokens = totals.tgt_tokens;
+  figures.loss = totals.updates > 0 ? totals.loss_sum / tokens : std::nan("");
+  figures.nll = totals.updates > 0 ? totals.nll_sum / tokens : std::nan("");
   figures.lr = u.lr;
   figures.grad_norm = std::isnan(u.grad_norm) ? updater->gradient_norm() : u.grad_norm;
   figures.skipped_updates = updater->skipped_total();
   window.seconds = std::max(window.seconds + seconds_since(read_start), 1e-9);
-  result.last_train_loss = figures.loss;
+  if (totals.updates > 0) result.last_train_loss = figures.loss;
   log_updates(*sink, comm, device, figures, window);
 }
 
@@ -204,9 +206,16 @@ void Trainer::Impl::save_step_checkpoint() {
 }
 
 // Rank 0 writes; the replicas are identical. The metrics of the checkpoint's step are written
-// out first: a resume from it logs only later steps, so nothing of its step may still wait.
+// out first: a resume from it logs only later steps, so nothing of its step may still wait. The
+// open log window's sums (every rank: a collective) go with it, so that the first log step after
+// a resume averages the same updates as an uninterrupted run.
 void Trainer::Impl::save(const std::string& path) {
+  const auto open = losses.totals(comm);
   if (!comm.is_root()) return;
+  state.window_updates = open.updates;
+  state.window_tgt_tokens = open.tgt_tokens;
+  state.window_loss_sum = open.loss_sum;
+  state.window_nll_sum = open.nll_sum;
   sink->flush();
   fs::create_directories(fs::path(path).parent_path());
   state.elapsed_seconds = schedule->elapsed_seconds();
@@ -250,9 +259,11 @@ void Trainer::Impl::after_update(const UpdateStats& u, double step_seconds, Prog
   step_seconds_total += step_seconds;
   window.add(votes.src_tokens + votes.tgt_tokens, u.local_tokens, step_seconds,
              u.allreduce_seconds);
+  if (u.applied) losses.add(u.loss_sum, u.nll_sum, votes.tgt_tokens);
   if (schedule->log(step, votes)) {
     log_update(u, result);
     window = LogWindow();
+    losses.clear();
   }
   if (comm.is_root()) progress.update(step, schedule->done_fraction(step));
   bool root_worked = false;  // rank 0 wrote or decoded alone; the others wait for it below
@@ -311,6 +322,9 @@ TrainResult Trainer::run(bool resume) {
   const Resume resumed(m.run_dir, resume);
   m.setup(resumed.stored_config());
   resumed.restore(*m.model, m.adam->state(), m.config, m.state, *m.batches, m.comm);
+  m.losses.restore({m.state.window_updates, m.state.window_tgt_tokens, m.state.window_loss_sum,
+                    m.state.window_nll_sum},
+                   m.comm, m.device);
   m.parallel = join_data_parallel(*m.model, m.config.dist, m.device, m.comm);
   m.updater =
       std::make_unique<Updater>(m.config, m.model, *m.adam, *m.batches, m.parallel.reducer.get(),

@@ -40,8 +40,8 @@ struct TrainResult {
   std::int64_t steps_this_process = 0;  // of them, the ones this process trained (after a resume)
   std::int64_t skipped_updates = 0;     // of those, updates skipped for non-finite gradients
   double best_valid_nll = 0.0;          // per target token
-  double last_train_loss = 0.0;         // smoothed, per target token, of the last logged update
-                                        // (the last step is always logged)
+  double last_train_loss = 0.0;         // label-smoothed, per target token: the mean over the
+                                        // last log window (the last step is always logged)
   double seconds = 0.0;                 // training time of this process
   double allreduce_fraction = 0.0;      // of step time spent waiting on gradient all-reduces
   std::int64_t parameters = 0;

@@ -1,11 +1,13 @@
 #include "trainer/train/update_log.h"
 
+#include <ATen/ops/full.h>
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
 #include <cmath>
 #include <string>
+#include <vector>
 
 #include "trainer/runtime/cuda_info.h"
 
@@ -25,6 +27,35 @@ void log_rank_throughput(MetricsSink& sink, const dist::Communicator& comm, std:
 
 }  // namespace
 
+void LossWindow::add(const at::Tensor& loss_sum, const at::Tensor& nll_sum,
+                     std::int64_t tgt_tokens) {
+  // In fp64: a sum of fp32 terms that stays exact, whatever the order the ranks' sums meet in.
+  // Detached: the window outlives the update's graph.
+  const auto loss = loss_sum.detach().to(at::kDouble), nll = nll_sum.detach().to(at::kDouble);
+  loss_ = loss_.defined() ? loss_ + loss : loss;
+  nll_ = nll_.defined() ? nll_ + nll : nll;
+  ++updates_;
+  tgt_tokens_ += tgt_tokens;
+}
+
+LossWindow::Totals LossWindow::totals(const dist::Communicator& comm) const {
+  std::vector<double> sums = {loss_.defined() ? loss_.item<double>() : 0.0,
+                              nll_.defined() ? nll_.item<double>() : 0.0};
+  if (comm.size() > 1) comm.allreduce_sum(sums);
+  return {updates_, tgt_tokens_, sums[0], sums[1]};
+}
+
+void LossWindow::restore(const Totals& stored, const dist::Communicator& comm,
+                         const c10::Device& device) {
+  clear();
+  updates_ = stored.updates;
+  tgt_tokens_ = stored.tgt_tokens;
+  if (stored.updates == 0 || !comm.is_root()) return;
+  const auto options = at::TensorOptions().dtype(at::kDouble).device(device);
+  loss_ = at::full({}, stored.loss_sum, options);
+  nll_ = at::full({}, stored.nll_sum, options);
+}
+
 void log_updates(MetricsSink& sink, const dist::Communicator& comm, const c10::Device& device,
                  const UpdateFigures& u, const LogWindow& w) {
   const std::int64_t step = u.step;
@@ -33,9 +64,13 @@ void log_updates(MetricsSink& sink, const dist::Communicator& comm, const c10::D
   const double ms_per_step =
       1000.0 * w.seconds / static_cast<double>(std::max<std::int64_t>(w.steps, 1));
   if (!comm.is_root()) return;
-  sink.log("train/loss", step, u.loss);
-  sink.log("train/nll", step, u.nll);
-  sink.log("train/ppl", step, std::exp(u.nll));
+  if (u.window_updates > 0) {
+    sink.log("train/loss", step, u.loss);
+    sink.log("train/nll", step, u.nll);
+    sink.log("train/ppl", step, std::exp(u.nll));
+  }
+  sink.log("train/window_updates", step, static_cast<double>(u.window_updates));
+  sink.log("train/window_tgt_tokens", step, static_cast<double>(u.window_tgt_tokens));
   sink.log("train/lr", step, u.lr);
   sink.log("train/grad_norm", step, u.grad_norm);
   sink.log("train/skipped_updates", step, static_cast<double>(u.skipped_updates));

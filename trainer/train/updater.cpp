@@ -73,6 +73,7 @@ void Updater::apply(std::int64_t step, UpdateStats& u) {
   u.lr = optim::noam_learning_rate(step, d_model_, t.warmup_steps, t.lr_factor) *
          optim::cooldown_factor(u.votes.done_fraction, t.cooldown);
   if (admitted) adam_.step(u.lr);
+  u.applied = admitted;
   scaler_.update(finite);
 }
 

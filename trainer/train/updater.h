@@ -35,6 +35,7 @@ struct UpdateStats {
   double grad_norm = std::nan("");  // before clipping; NaN when not read (fp16)
   double allreduce_seconds = 0.0;   // this rank's wait for the gradient all-reduce
   double lr = 0.0;                  // the rate this update was given (applied or skipped)
+  bool applied = false;             // false when skipped (skipped_updates.h)
 };
 
 class Updater {
