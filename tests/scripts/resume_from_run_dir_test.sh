@@ -101,8 +101,11 @@ moved=$work/elsewhere/renamed
 "$bin/nmt-train" --run-dir "$moved" --resume --set train.max_steps=70 --log-level info \
   > "$work/4.out" 2> "$work/4.err" || fail "resume of the moved directory: $(tail -3 "$work/4.err")"
 grep -q "step 70 reached" "$work/4.out" || fail "did not reach step 70: $(cat "$work/4.out")"
-grep -qi "conflict\|409\|untracked" "$work/4.err" &&
-  fail "the moved run was not tracked: $(grep -i "conflict\|409\|untracked" "$work/4.err" | head -2)"
+# A refused registration is logged as "the daemon refused POST /api/runs with 409 (uid ...
+# belongs to run ...)"; a bare 409 would also match a tokens/s figure in the step lines.
+refusal='daemon refused|belongs to run|untracked'
+grep -Eqi "$refusal" "$work/4.err" &&
+  fail "the moved run was not tracked: $(grep -Ei "$refusal" "$work/4.err" | head -2)"
 [[ $(uid_of "$moved" uid) == "$uid" ]] || fail "run.json's uid changed"
 [[ $(uid_of "$moved" run_dir) == "$moved" ]] ||
   fail "run.json records $(uid_of "$moved" run_dir), not the new path $moved"
