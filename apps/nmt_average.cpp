@@ -1,8 +1,14 @@
 // nmt-average: averages the parameters of the last K checkpoints of a run (or of the given files)
 // into one checkpoint, as the paper does before decoding. It streams: memory holds the running
-// mean (one model) and one input tensor, whatever K and the checkpoints' size.
+// mean (one model) and one input tensor, whatever K and the checkpoints' size. With --record, the
+// average is registered as an artifact (kind "averaged") of the run's tracked run (its run.json),
+// at the daemon of the --tracker-* flags, else of the checkpoints' config, else NMT_TRACKER_URL.
+
+#include <chrono>
+#include <filesystem>
 
 #include "apps/tool_main.h"
+#include "apps/tracker_flags.h"
 #include "common/cli.h"
 #include "tracking/run_identity.h"
 #include "trainer/checkpoint/averaging.h"
@@ -14,6 +20,8 @@ int main(int argc, char** argv) {
   std::string run_dir, output;
   std::int64_t last = 5;
   std::vector<std::string> inputs;
+  bool record = false;
+  nmt::tracker::DaemonSettings tracker;
   auto* run =
       app.add_option("--run-dir", run_dir, "Run directory whose newest checkpoints to average");
   auto* last_option = app.add_option(
@@ -24,6 +32,11 @@ int main(int argc, char** argv) {
       app.add_option("--inputs", inputs, "Explicit checkpoint files instead of --run-dir");
   app.add_option("--output", output, "Averaged checkpoint to write")->required();
   run->excludes(files);
+  app.add_flag("--record", record,
+               "Register the average as an artifact of the run's tracked run (needs --run-dir)")
+      ->needs(run);
+  nmt::apps::add_tracker_flags(
+      app, tracker, "With --record: ", "the checkpoints' tracker.url or tracker.port_file");
   return nmt::apps::run_main(app, argc, argv, [&] {
     if (inputs.empty() && run_dir.empty()) throw nmt::UsageError("give --run-dir or --inputs");
     if (inputs.empty() && last_option->count() == 0) {
@@ -35,8 +48,22 @@ int main(int argc, char** argv) {
     const auto chosen = inputs.empty() ? nmt::checkpoint::last_checkpoints(
                                              run_dir, last, identity ? identity->uid : "")
                                        : inputs;
+    const auto daemon =
+        record ? std::optional(nmt::apps::record_daemon(
+                     tracker, nmt::checkpoint::read_checkpoint_config(chosen.back()).tracker))
+               : std::nullopt;
     nmt::checkpoint::average_checkpoints(chosen, output);
     spdlog::info("wrote {} (average of {} checkpoints)", output, chosen.size());
+    if (daemon) {
+      const auto file = std::filesystem::absolute(output).lexically_normal();
+      const auto client = nmt::train::attach_tracker(*daemon, run_dir, file.parent_path().string());
+      client->log_artifact({"averaged", file.string(),
+                            nmt::checkpoint::read_training_state(output).step,
+                            static_cast<std::int64_t>(chosen.size())});
+      if (!client->flush(std::chrono::seconds(30)))
+        throw std::runtime_error("tracker: the artifact was not acknowledged within 30 s");
+      spdlog::info("recorded in run {} (of {})", client->run_id().value_or(-1), run_dir);
+    }
     return 0;
   });
 }

@@ -94,26 +94,11 @@ std::pair<double, std::string> bleu_and_analysis(const Options& o, const std::st
   return {bleu, std::filesystem::absolute(files.markdown).string()};
 }
 
-// With --record, the daemon to record in, found before the work so that a bad flag or file fails
-// at once.
-std::optional<nmt::tracker::DaemonAddress> record_daemon(const Options& o,
-                                                         const nmt::RunConfig& config) {
-  if (!o.record) return std::nullopt;
-  auto daemon = nmt::tracker::resolve_daemon(
-      nmt::train::daemon_sources(o.tracker, config.tracker),
-      [](const char* name) -> const char* { return std::getenv(name); });
-  if (!daemon) {
-    throw nmt::UsageError(
-        "--record: no tracker to record in: give --tracker-url (or --tracker-port-file), or set "
-        "NMT_TRACKER_URL (the checkpoint's config names none)");
-  }
-  return daemon;
-}
-
 int evaluate(const Options& o) {
   auto config = nmt::checkpoint::read_checkpoint_config(o.checkpoint);
   if (!o.data_dir.empty()) config.data.dir = o.data_dir;
-  const auto daemon = record_daemon(o, config);
+  const auto daemon =
+      o.record ? std::optional(nmt::apps::record_daemon(o.tracker, config.tracker)) : std::nullopt;
   const auto runtime = nmt::apps::resolve_runtime(o.runtime, config);
   const auto device = runtime.device;
   nmt::model::Transformer model(config.model);
@@ -154,6 +139,13 @@ int evaluate(const Options& o) {
     eval.signature =
         fmt::format("nmt-evaluate|beam:{}|alpha:{}", bleu_settings.beam, bleu_settings.alpha);
     tracker->log_eval(eval);
+    // The checkpoint scored, an artifact of the run (nmt-average's output as kind "averaged").
+    const auto scored = std::filesystem::absolute(o.checkpoint).lexically_normal().string();
+    if (state.averaged_from > 0) {
+      tracker->log_artifact({"averaged", scored, state.step, state.averaged_from});
+    } else {
+      tracker->log_artifact({"checkpoint", scored, state.step, std::nullopt});
+    }
     if (!report.empty()) tracker->log_artifact({"analysis", report, state.step, std::nullopt});
     if (!tracker->flush(std::chrono::seconds(30)))
       throw std::runtime_error("tracker: the evaluation was not acknowledged within 30 s");

@@ -14,12 +14,14 @@
 
 #include "apps/tool_main.h"
 #include "common/cli.h"
+#include "common/git_state.h"
 #include "tracker/store/schema.h"
 #include "trainer/dist/mpi_context.h"
 #include "trainer/runtime/allocator.h"
 #include "trainer/runtime/blas_backend.h"
 #include "trainer/runtime/cuda_info.h"
 #include "trainer/runtime/device.h"
+#include "trainer/runtime/run_environment.h"
 
 namespace {
 
@@ -54,7 +56,11 @@ nlohmann::json collect(const Options& options) {
   H5get_libversion(&h5_major, &h5_minor, &h5_release);
   nlohmann::json info;
   info["libtorch"] = TORCH_VERSION;
-  info["libtorch_line"] = NMT_LIBTORCH_LINE;
+  info["libtorch_line"] = nmt::runtime::libtorch_line();
+  info["git"] = {{"revision", nmt::git_state().revision},
+                 {"dirty", nmt::git_state().dirty},
+                 {"diff_sha256", nmt::git_state().diff_sha256}};
+  info["cpu"] = nmt::runtime::cpu_model();
   info["cuda"] = cuda_json(nmt::runtime::cuda_info());
   info["blas"] = {{"backend", blas.name}, {"library", blas.library}};
   info["intra_op_threads"] = at::get_num_threads();
@@ -97,6 +103,14 @@ void print_text(const nlohmann::json& info) {
                                info["matmul_size"].get<int>());
     } else if (key == "cuda") {
       std::cout << fmt::format("{:<18} {}\n", key, describe_cuda(value));
+    } else if (key == "git") {
+      const std::string revision = value["revision"].get<std::string>();
+      std::cout << fmt::format("{:<18} {}\n", key,
+                               revision.empty() ? std::string("not a git checkout")
+                               : value["dirty"].get<bool>()
+                                   ? revision + ", with uncommitted changes (diff sha256 " +
+                                         value["diff_sha256"].get<std::string>().substr(0, 12) + ")"
+                                   : revision);
     } else if (key != "matmul_size") {
       std::cout << fmt::format("{:<18} {}\n", key,
                                value.is_string() ? value.get<std::string>() : value.dump());

@@ -7,6 +7,7 @@
 #include "common/cli.h"
 #include "tracker/api/run_rules.h"
 #include "tracker/cli/commands.h"
+#include "tracker/client/run_upload.h"
 #include "tracker/client/tracker_reader.h"
 
 namespace {
@@ -29,9 +30,10 @@ struct Commands {
   cli::EvalArgs eval;
   cli::ExportArgs export_args;
   std::string status;
+  cli::SyncArgs sync;
   std::string sweep, format = "md";
   CLI::App *runs_cmd, *show_cmd, *metrics_cmd, *plot_cmd, *compare_cmd, *eval_cmd, *status_cmd,
-      *delete_cmd, *restore_cmd, *table_cmd, *export_cmd;
+      *delete_cmd, *restore_cmd, *table_cmd, *export_cmd, *sync_cmd;
 };
 
 constexpr const char* kRunHelp = "Run id or name";
@@ -91,12 +93,17 @@ void add_listing_commands(CLI::App& app, Commands& c) {
       ->expected(2, 1 << 20);
 
   auto* exp = c.export_cmd = app.add_subcommand(
-      "export", "Every metric point and eval of a run, as CSV or JSON Lines, every digit kept");
+      "export",
+      "Every metric point and eval of a run, as CSV or JSON Lines (every digit kept) or as a "
+      "TensorBoard event file (float32 scalars)");
   exp->add_option("RUN", c.export_args.run, kRunHelp)->required();
-  exp->add_option("--format", c.export_args.format, "csv (one header row) or jsonl")
-      ->check(CLI::IsMember({"csv", "jsonl"}))
+  exp->add_option("--format", c.export_args.format,
+                  "csv (one header row), jsonl, or tensorboard (needs --out DIR)")
+      ->check(CLI::IsMember({"csv", "jsonl", "tensorboard"}))
       ->capture_default_str();
-  exp->add_option("--out", c.export_args.out_file, "File to write (default: standard output)");
+  exp->add_option("--out", c.export_args.out_file,
+                  "File to write (default: standard output); for tensorboard, the directory "
+                  "that gets events.out.tfevents.<time>.<host>.nmt-tracker");
 
   auto* table = c.table_cmd =
       app.add_subcommand("table", "A sweep's ablation table (paper Table 3)");
@@ -130,6 +137,15 @@ void add_write_commands(CLI::App& app, Commands& c) {
   c.delete_cmd->add_option("RUN", c.run, kRunHelp)->required();
   c.restore_cmd = app.add_subcommand("restore", "Undo a delete");
   c.restore_cmd->add_option("RUN", c.run, kRunHelp)->required();
+
+  c.sync_cmd = app.add_subcommand(
+      "sync",
+      "Upload training runs that never reached the daemon (registration, spooled requests, "
+      "metrics.jsonl, artifacts, status); running it again adds nothing");
+  c.sync_cmd->add_option("RUN_DIRS", c.sync.run_dirs, "Run directories (with run.json)")
+      ->required();
+  c.sync_cmd->add_option("--batch-lines", c.sync.batch_lines, "metrics.jsonl lines per request")
+      ->capture_default_str();
 }
 
 int dispatch(const Commands& c) {
@@ -156,6 +172,10 @@ int dispatch(const Commands& c) {
     if (*c.delete_cmd) return cli::delete_run(reader, c.run, out);
     if (*c.restore_cmd) return cli::restore_run(reader, c.run, out);
     if (*c.export_cmd) return cli::export_run(reader, c.export_args, out);
+    if (*c.sync_cmd) {
+      nmt::tracker::RunUploader uploader(address, std::chrono::seconds(c.timeout_s));
+      return cli::sync_runs(reader, uploader, c.sync, out);
+    }
     return cli::table(reader, c.sweep, c.format, out);
   } catch (const nmt::tracker::TrackerUnreachable& e) {
     spdlog::error("{}", e.what());
@@ -168,8 +188,8 @@ int dispatch(const Commands& c) {
 int main(int argc, char** argv) {
   CLI::App app{
       "Query nmt-trackerd: runs with their latest metrics and evals, metric series and their "
-      "curves (SVG), comparisons of any number of runs, exports (CSV, JSON Lines), and a sweep's "
-      "ablation table in the layout of the paper's Table 3. Runs "
+      "curves (SVG), comparisons of any number of runs, exports (CSV, JSON Lines, TensorBoard), "
+      "and a sweep's ablation table in the layout of the paper's Table 3. Runs "
       "are named by id or by name.",
       "nmt-tracker"};
   app.footer(

@@ -21,6 +21,7 @@
 #include "apps/tracker_flags.h"
 #include "common/cli.h"
 #include "common/dir_lock.h"
+#include "common/git_state.h"
 #include "common/stop_signals.h"
 #include "preprocess/shard_format.h"
 #include "tracker/client/daemon_address.h"
@@ -31,6 +32,7 @@
 #include "trainer/model/transformer.h"
 #include "trainer/runtime/blas_backend.h"
 #include "trainer/runtime/device_assignment.h"
+#include "trainer/runtime/run_environment.h"
 #include "trainer/train/trainer.h"
 
 namespace {
@@ -44,6 +46,7 @@ struct Options {
   bool count_params = false;
   std::int64_t vocab_size = 0;
   nmt::tracker::DaemonSettings tracker;  // the --tracker-* flags
+  std::string command_line;              // for the run's provenance
 };
 
 // What the tracker flags say about where the daemon is, and how they rank (for --help).
@@ -69,12 +72,20 @@ std::string default_run_dir() {
   return std::string("runs/train-") + stamp;
 }
 
-// Provenance is read here, in main's file: nothing below main reads the environment.
-nmt::train::RunProvenance provenance(const nmt::dist::Communicator& world) {
+// Provenance is read here, in main's file: nothing below main reads the environment. `trainer`
+// is set up (its device and precision chosen).
+nmt::train::RunProvenance provenance(const nmt::dist::Communicator& world, const Options& o,
+                                     const nmt::train::Trainer& trainer) {
   nmt::train::RunProvenance p;
   char host[256] = {0};
   if (gethostname(host, sizeof host - 1) == 0) p.host = host;
-  p.git_revision = NMT_GIT_REVISION;
+  const auto& git = nmt::git_state();
+  p.git_revision = git.revision;
+  p.git_dirty = git.dirty;
+  p.git_diff_sha256 = git.diff_sha256;
+  p.command_line = o.command_line;
+  p.precision_reason = trainer.precision_reason();
+  p.environment = nmt::runtime::environment_provenance(trainer.device());
   p.world_size = world.size();
   p.hosts = world.hosts();
   const auto env = [](const char* name) {
@@ -170,8 +181,9 @@ int train(nmt::RunConfig config, const Options& o, const nmt::dist::Communicator
       trainer.set_on_start([&, identity, sources, environment,
                             recorded = std::move(recorded)](const nmt::RunConfig& resolved) {
         tracker = nmt::train::connect_tracker(
-            resolved, run_dir, resolved.model.expected_parameter_count(), provenance(world),
-            identity, nmt::tracker::resolve_daemon(sources, environment).value());
+            resolved, run_dir, resolved.model.expected_parameter_count(),
+            provenance(world, o, trainer), identity,
+            nmt::tracker::resolve_daemon(sources, environment).value());
         // What earlier attempts recorded, sent again: the daemon keeps one point per key and
         // step, so whatever a killed attempt still held in memory arrives now.
         nmt::train::resend_recorded_metrics(*tracker, recorded);
@@ -183,6 +195,13 @@ int train(nmt::RunConfig config, const Options& o, const nmt::dist::Communicator
             client->flush(std::chrono::seconds(3));
           }
         });
+      });
+      // Each checkpoint written is an artifact of the tracked run (best.h5 of kind "best").
+      trainer.set_on_checkpoint([&tracker](const std::string& path, std::int64_t step) {
+        if (!tracker) return;
+        const auto file = std::filesystem::absolute(path).lexically_normal();
+        tracker->log_artifact({file.filename() == "best.h5" ? "best" : "checkpoint", file.string(),
+                               step, std::nullopt});
       });
     }
   }
@@ -264,10 +283,11 @@ int train(nmt::RunConfig config, const Options& o, const nmt::dist::Communicator
 }  // namespace
 
 int main(int argc, char** argv) {
+  Options o;
+  o.command_line = nmt::shell_command_line(argc, argv);
   nmt::dist::MpiContext mpi(&argc, &argv);
   CLI::App app{"Train the Transformer (Vaswani et al. 2017) on nmt-preprocess shards.",
                "nmt-train"};
-  Options o;
   auto log = nmt::apps::tool_log(app);
   if (mpi.world().size() > 1) log.rank = mpi.world().rank();
   app.add_option("--config", o.config_file,

@@ -3,10 +3,13 @@
 // the CA that verifies it. Each beats the config's tracker.* value and the NMT_TRACKER_* variable
 // (tracker/client/daemon_address.h resolves them).
 
+#include <cstdlib>
+#include <optional>
 #include <string>
 
 #include "common/cli.h"
 #include "tracker/client/daemon_address.h"
+#include "tracking/run_tracking.h"
 
 namespace nmt::apps {
 
@@ -25,6 +28,22 @@ inline void add_tracker_flags(CLI::App& app, tracker::DaemonSettings& flags,
   app.add_option("--tracker-ca-file", flags.ca_file,
                  "PEM CA certificates to verify an https tracker (beats tracker.ca_file and "
                  "NMT_TRACKER_CA_FILE; default: the system's)");
+}
+
+// A recording tool's daemon (nmt-evaluate --record, nmt-average --record): its flags, else the
+// checkpoint's tracker config, else the environment; found before the work, so that a bad flag or
+// file fails at once. Throws UsageError when none names a daemon.
+inline tracker::DaemonAddress record_daemon(const tracker::DaemonSettings& flags,
+                                            const TrackerConfig& config) {
+  auto daemon =
+      tracker::resolve_daemon(train::daemon_sources(flags, config),
+                              [](const char* name) -> const char* { return std::getenv(name); });
+  if (!daemon) {
+    throw UsageError(
+        "--record: no tracker to record in: give --tracker-url (or --tracker-port-file), or set "
+        "NMT_TRACKER_URL (the checkpoint's config names none)");
+  }
+  return *daemon;
 }
 
 }  // namespace nmt::apps

@@ -8,16 +8,23 @@ as the page makes them:
   - the runs page: GET /api/runs?params=*&metrics=*&evals=*;
   - a run page: GET /api/runs/{id} and its 20 series at max_points=1000 (6 at a time, like a
     browser's connections to one host);
-  - a compare page of 10 runs: their 10 runs and 200 series.
+  - a compare page of 10 runs: their 10 runs and 200 series;
+and the same series in one request, GET /api/series?runs=...&keys=*&max_points=1000.
 Each figure is the median of --repeats, beside the 1 s budget (ratio) and, for the series, beside
-the same series fetched whole (10,000 points each: what downsampling saves). With Chromium,
-chromium-driver and python3-selenium present, also the runs page, the run page and the compare
-page in a headless browser: from navigation until the table and charts are drawn (the page's
-performance.now() when it says it is done).
+the same series fetched whole (10,000 points each: what downsampling saves), or one by one. With
+Chromium, chromium-driver and python3-selenium present, also the runs page, the run page and the
+compare page in a headless browser: from navigation until the table and charts are drawn (the
+page's performance.now() when it says it is done); the run and compare pages both ways, their
+series in one request (as the dashboard fetches them) and one request per series (?series=single),
+side by side.
 Prints figures; asserts nothing about time.
+
+The filled database (about 15 GB at full scale, several minutes to fill) is kept with --db FILE:
+a later run given the same FILE and sizes skips the ingest (a FILE.json beside it records them).
 
   bench/dashboard_bench.py --trackerd build/apps/nmt-trackerd [--runs 1000] [--metrics 20]
                            [--points 10000] [--compare 10] [--repeats 5] [--no-browser]
+                           [--db FILE]
 """
 
 import argparse
@@ -78,9 +85,9 @@ class Client:
         return json.loads(self.request(method, path, payload))
 
 
-def start_daemon(trackerd, folder):
+def start_daemon(trackerd, folder, db):
     port_file = folder / "port"
-    process = subprocess.Popen([trackerd, "--db", str(folder / "tracker.db"), "--port", "0",
+    process = subprocess.Popen([trackerd, "--db", str(db), "--port", "0",
                                 "--port-file", str(port_file), "--log-level", "warn"])
     deadline = time.monotonic() + 60
     while not port_file.exists() or not port_file.read_text().strip():
@@ -171,9 +178,39 @@ def time_requests(client, run_ids, args):
         full = timed(args.repeats, lambda: fetch_all(client, whole))
         report(f"{label}: {len(paths)} series at max_points=1000", down, full,
                f"for the whole {args.points:,}-point series")
+        many = f"/api/series?runs={','.join(map(str, ids))}&keys=*&max_points=1000"
+        report(f"{label}: the same in 1 request, GET /api/series",
+               timed(args.repeats, lambda: client.request("GET", many)), down,
+               f"for {len(paths)} requests")
     detail = [f"/api/runs/{run_id}" for run_id in compare]
     report(f"compare page, {len(compare)} runs: runs and series together",
            timed(args.repeats, lambda: fetch_all(client, detail + series_paths(compare, args, 1000))))
+    many = f"/api/series?runs={','.join(map(str, compare))}&keys=*&max_points=1000"
+    report(f"compare page, {len(compare)} runs: runs and GET /api/series together",
+           timed(args.repeats, lambda: fetch_all(client, detail + [many])))
+
+
+def page_seconds(driver, port, route, search, repeats):
+    """Median (since navigation, fetching and drawing) seconds of the page at `route`."""
+    from selenium.webdriver.support.ui import WebDriverWait
+    totals, renders, fetches, draws = [], [], [], []
+    for _ in range(repeats):
+        driver.get("about:blank")
+        driver.get(f"http://127.0.0.1:{port}/{search}{route}")
+        WebDriverWait(driver, 120).until(
+            lambda d: d.execute_script("return window.nmtLoaded") == route)
+        total, render, curves = driver.execute_script(
+            "return [window.nmtLoadedAt, window.nmtRenderMs, window.nmtCurveMs];")
+        totals.append(total / 1000.0)
+        renders.append(render / 1000.0)
+        if curves:
+            fetches.append(curves["refresh"] / 1000.0)
+            draws.append(curves["draw"] / 1000.0)
+    if fetches:
+        print(f"  {route + search:<58} charts: fetching (drawing each chart once its series are "
+              f"in) {statistics.median(fetches) * 1000:.1f} ms, then drawing the rest "
+              f"{statistics.median(draws) * 1000:.1f} ms")
+    return statistics.median(totals), statistics.median(renders)
 
 
 def time_browser(port, run_ids, args, folder):
@@ -198,24 +235,22 @@ def time_browser(port, run_ids, args, folder):
     try:
         one = run_ids[len(run_ids) // 2]
         compare = run_ids[:args.compare]
-        pages = ((f"runs page ({len(run_ids)} runs)", "#/runs"),
-                 (f"run page ({args.metrics} series)", f"#/run/{one}"),
-                 (f"compare page, {len(compare)} runs ({args.metrics} charts x {len(compare)} series)",
-                  "#/compare/" + ",".join(map(str, compare))))
-        for label, route in pages:
-            totals, renders = [], []
-            for _ in range(args.repeats):
-                driver.get("about:blank")
-                driver.get(f"http://127.0.0.1:{port}/{route}")
-                WebDriverWait(driver, 120).until(
-                    lambda d: d.execute_script("return window.nmtLoaded") == route)
-                total, render = driver.execute_script(
-                    "return [window.nmtLoadedAt, window.nmtRenderMs];")
-                totals.append(total / 1000.0)
-                renders.append(render / 1000.0)
-            report(f"{label}", statistics.median(totals))
-            print(f"  {'':<58} of which fetching and drawing: "
-                  f"{statistics.median(renders) * 1000:.1f} ms")
+        compare_route = "#/compare/" + ",".join(map(str, compare))
+        compare_label = f"compare page, {len(compare)} runs ({args.metrics} charts x {len(compare)} series)"
+        # (label, route, the same page fetching one series per request, or None)
+        pages = ((f"runs page ({len(run_ids)} runs)", "#/runs", False),
+                 (f"run page ({args.metrics} series)", f"#/run/{one}", True),
+                 (compare_label, compare_route, True))
+        for label, route, both_ways in pages:
+            total, render = page_seconds(driver, port, route, "", args.repeats)
+            if not both_ways:
+                report(label, total)
+            else:
+                single, single_render = page_seconds(driver, port, route, "?series=single",
+                                                     args.repeats)
+                report(label, total, single, "one request per series")
+            print(f"  {'':<58} of which fetching and drawing: {render * 1000:.1f} ms" +
+                  (f" ({single_render * 1000:.1f} ms one request per series)" if both_ways else ""))
     finally:
         driver.quit()
 
@@ -229,16 +264,31 @@ def main():
     parser.add_argument("--points", type=int, default=10000)
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--no-browser", action="store_true", help="skip the Chromium timing")
+    parser.add_argument("--db", type=Path,
+                        help="keep the filled database here and reuse it when its sizes match")
     args = parser.parse_args()
     if args.compare < 2 or args.runs < args.compare or args.points < 1 or args.repeats < 1:
         parser.error("--compare must be at least 2, --runs at least --compare, --points and "
                      "--repeats at least 1")
     with tempfile.TemporaryDirectory(prefix="nmt-dashboard-bench-") as tmp:
         folder = Path(tmp)
-        process, port = start_daemon(os.path.abspath(args.trackerd), folder)
+        db = args.db or folder / "tracker.db"
+        sizes = {"runs": args.runs, "metrics": args.metrics, "points": args.points}
+        record = db.with_name(db.name + ".json")
+        cached = db.exists() and record.exists() and json.loads(record.read_text()) == sizes
+        if db.exists() and not cached:
+            parser.error(f"{db} exists but was not filled by this bench with {sizes}: remove it")
+        process, port = start_daemon(os.path.abspath(args.trackerd), folder, db)
         try:
             client = Client(port)
-            run_ids = ingest(client, args)
+            if cached:
+                run_ids = [r["run_id"] for r in client.json("GET", "/api/runs")["runs"]]
+                print(f"reusing {db} ({len(run_ids)} runs x {args.metrics} metrics x "
+                      f"{args.points:,} points)")
+            else:
+                run_ids = ingest(client, args)
+                if args.db:
+                    record.write_text(json.dumps(sizes))
             time_requests(client, run_ids, args)
             if not args.no_browser:
                 time_browser(port, run_ids, args, folder)

@@ -5,6 +5,32 @@
 
 namespace nmt {
 
+std::string shell_command_line(int argc, const char* const* argv) {
+  std::string line;
+  for (int i = 0; i < argc; ++i) {
+    const std::string argument = argv[i];
+    const bool plain = !argument.empty() && argument.find_first_not_of(
+                                                "abcdefghijklmnopqrstuvwxyz"
+                                                "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
+                                                "-_./=:,+@%") == std::string::npos;
+    if (i > 0) line += ' ';
+    if (plain) {
+      line += argument;
+      continue;
+    }
+    line += '\'';
+    for (const char c : argument) {
+      if (c == '\'') {
+        line += "'\\''";  // close the quotes, an escaped quote, reopen
+      } else {
+        line += c;
+      }
+    }
+    line += '\'';
+  }
+  return line;
+}
+
 void add_logging_flags(CLI::App& app, LogOptions& options) {
   app.add_option("--log-level", options.level,
                  "Log level: trace, debug, info, warn, error, critical, off")

@@ -44,6 +44,10 @@ CLI::Validator parsed_by(Parse parse) {
       "");
 }
 
+// The command line as one string a shell would run again: each argument quoted with single quotes
+// when it holds anything but letters, digits and -_./=:,+@% (for run provenance).
+std::string shell_command_line(int argc, const char* const* argv);
+
 // Adds --log-level and --log-file to `app`, writing into `options`.
 void add_logging_flags(CLI::App& app, LogOptions& options);
 

@@ -107,6 +107,7 @@ train_seconds=$(( $(date +%s) - train_start ))
 # the checkpoints); NMT_AVERAGE_LAST overrides the averaging.
 stage "6/9 average the last ${NMT_AVERAGE_LAST:-decode.average_last} checkpoints"
 "$bin/nmt-average" --run-dir "$run_dir/train" ${NMT_AVERAGE_LAST:+--last "$NMT_AVERAGE_LAST"} \
+  --record --tracker-port-file "$port_file" \
   --output "$run_dir/averaged.h5" || fail "average"
 
 stage "7/9 translate test_2016_flickr (decode.beam and decode.alpha)"

@@ -24,6 +24,7 @@ PACKAGES=(
   clang-format                # jobs/format.sh --check, run by CI
   locales                     # de_DE.UTF-8 (made below): output checked under a decimal-comma locale
   python3-pip                 # fetches the current LibTorch line (jobs/fetch_libtorch.sh)
+  python3-venv                # the TensorBoard the export test reads its event files with
   # A one-node Slurm cluster for the tests (tests/slurm/, started in a temporary folder, never as
   # a system service); basic-plugins holds srun's PMIx plugin (mpi_pmix_v4) used by jobs/slurm/.
   slurm-wlm slurm-wlm-basic-plugins munge

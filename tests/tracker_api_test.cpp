@@ -79,7 +79,10 @@ TEST(TrackerApi, RequestsRoundTripAndLeaveAbsentFieldsOut) {
   r.world_size = 8;
   r.config = "model: {}";
   r.params = {{"model.d_model", 512.0}, {"model.dropout", 0.1}, {"model.positions", "learned"}};
+  r.run_dir = "/scratch/runs/n";
+  r.provenance = {{"command_line", "nmt-train --run-dir /scratch/runs/n"}, {"cpu", "Xeon"}};
   const json full = expect_round_trip(r);
+  EXPECT_EQ(full.at("provenance").at("cpu"), "Xeon");
   EXPECT_EQ(full.at("params").at("model.d_model"), 512) << "integral params are integers";
   EXPECT_EQ(parse<RunRegistration>(json::parse(R"({"experiment": "e", "name": "n",
                                                    "params": {"flag": true}})"))
@@ -123,8 +126,10 @@ TEST(TrackerApi, AnswersRoundTrip) {
   d.summary = summary();
   d.config = "a: 1";
   d.params = {{"k", "v"}};
-  d.attempts = {{1, "preempted", 1.0, 2.0, "n1", 2, "77", std::nullopt},
-                {2, "finished", 3.0, 4.0, std::nullopt, std::nullopt, std::nullopt, std::nullopt}};
+  d.attempts = {{1, "preempted", 1.0, 2.0, "n1", 2, "77", std::nullopt, "/runs/a",
+                 Params{{"gpu", "NVIDIA H200"}, {"git.dirty", "false"}, {"world_size", 2.0}}},
+                {2, "finished", 3.0, 4.0, std::nullopt, std::nullopt, std::nullopt, std::nullopt,
+                 std::nullopt, Params{}}};
   d.evals = {{1, {"valid", 10, std::nullopt, 20.5, 50.0, 5.5, std::nullopt}, 9.0}};
   d.artifacts = {{1, {"checkpoint", "c.h5", 10, std::nullopt, std::nullopt}, 9.5, false},
                  {2, {"analysis", "a.md", std::nullopt, std::nullopt, std::nullopt}, 9.6, true}};

@@ -5,6 +5,7 @@
 
 #include "tracker/server/request_handler.h"
 
+#include <fmt/format.h>
 #include <spdlog/sinks/ostream_sink.h>
 #include <spdlog/spdlog.h>
 
@@ -1255,6 +1256,166 @@ TEST_F(TrackerHandler, AfterStepPagesThroughTheWholeSeries) {
   const Answer bad = get(run_path(id, "metrics"), {{"key", "loss"}, {"after_step", "x"}});
   EXPECT_EQ(bad.status, 400);
   EXPECT_EQ(bad.body.value("field", ""), "after_step");
+}
+
+// GET /api/series answers many series at once, each exactly as GET /api/runs/{run}/metrics
+// answers it: downsampled alike, keys a run lacks empty alike, runs in the order asked.
+TEST_F(TrackerHandler, SeriesOfRunsAnswerAsTheSingleSeriesRoute) {
+  const auto points = [](const std::string& key, std::int64_t rank, int count, double scale) {
+    json list = json::array();
+    for (int step = 1; step <= count; ++step) {
+      list.push_back({{"key", key}, {"step", step * 3 + rank}, {"value", scale * step + rank}});
+    }
+    return list;
+  };
+  const auto a = create_run({{"experiment", "e"}, {"name", "a"}});
+  const auto b = create_run({{"experiment", "e"}, {"name", "b"}});
+  const auto c = create_run({{"experiment", "e"}, {"name", "c"}});
+  ASSERT_EQ(post(run_path(a, "metrics"),
+                 {{"rank", 0}, {"sequence", 1}, {"points", points("loss", 0, 100, 0.5)}})
+                .status,
+            200);
+  ASSERT_EQ(post(run_path(a, "metrics"),
+                 {{"rank", 1}, {"sequence", 1}, {"points", points("loss", 1, 40, 2.0)}})
+                .status,
+            200);
+  ASSERT_EQ(post(run_path(a, "metrics"),
+                 {{"rank", 0}, {"sequence", 2}, {"points", points("valid/bleu", 0, 7, 3.0)}})
+                .status,
+            200);
+  ASSERT_EQ(post(run_path(b, "metrics"),
+                 {{"rank", 0}, {"sequence", 1}, {"points", points("loss", 0, 12, 1.5)}})
+                .status,
+            200);
+
+  for (const std::string max_points : {"", "1", "16", "5000"}) {
+    for (const std::string keys : {"*", "valid/bleu,loss,absent"}) {
+      std::map<std::string, std::string> query = {{"runs", fmt::format("{},{},{}", c, a, b)},
+                                                  {"keys", keys}};
+      if (!max_points.empty()) query["max_points"] = max_points;
+      const Answer many = get("/api/series", query);
+      ASSERT_EQ(many.status, 200) << many.body.dump();
+      EXPECT_EQ(many.body.at("max_points"), max_points.empty() ? 10000 : std::stoi(max_points));
+      // keys=*: each run's own keys, by key; a list: every key of every run, in its order.
+      std::vector<std::pair<std::int64_t, std::string>> expected;
+      if (keys == "*") {
+        expected = {{a, "loss"}, {a, "valid/bleu"}, {b, "loss"}};
+      } else {
+        for (const auto run : {c, a, b}) {
+          for (const char* key : {"valid/bleu", "loss", "absent"}) expected.emplace_back(run, key);
+        }
+      }
+      const json& series = many.body.at("series");
+      ASSERT_EQ(series.size(), expected.size()) << keys << " " << max_points;
+      for (std::size_t i = 0; i < expected.size(); ++i) {
+        const auto& [run, key] = expected[i];
+        std::map<std::string, std::string> single_query = {{"key", key}};
+        if (!max_points.empty()) single_query["max_points"] = max_points;
+        const Answer single = get(run_path(run, "metrics"), single_query);
+        ASSERT_EQ(single.status, 200);
+        json one = series[i];
+        EXPECT_EQ(one.at("run_id"), run);
+        one.erase("run_id");
+        EXPECT_EQ(one, single.body) << "run " << run << " key " << key << " max " << max_points;
+      }
+    }
+  }
+  const Answer downsampled =
+      get("/api/series", {{"runs", std::to_string(a)}, {"keys", "loss"}, {"max_points", "16"}});
+  EXPECT_EQ(downsampled.body.at("series").at(0).at("downsampled"), true);
+  EXPECT_LE(downsampled.body.at("series").at(0).at("points").size(), 16u);
+  EXPECT_EQ(downsampled.body.at("series").at(0).at("total_points"), 140);
+}
+
+TEST_F(TrackerHandler, SeriesOfRunsBadQueryIs400NamingTheParameter) {
+  const auto id = create_run({{"experiment", "e"}, {"name", "r"}});
+  const std::string run = std::to_string(id);
+  const auto field_of = [&](const std::map<std::string, std::string>& query) {
+    const Answer answer = get("/api/series", query);
+    EXPECT_EQ(answer.status, 400) << answer.body.dump();
+    return answer.body.value("field", "");
+  };
+  EXPECT_EQ(field_of({{"keys", "loss"}}), "runs");
+  EXPECT_EQ(field_of({{"runs", ""}, {"keys", "loss"}}), "runs");
+  EXPECT_EQ(field_of({{"runs", run + ",x"}, {"keys", "loss"}}), "runs");
+  EXPECT_EQ(field_of({{"runs", run + ",,1"}, {"keys", "loss"}}), "runs");
+  EXPECT_EQ(field_of({{"runs", "1.5"}, {"keys", "loss"}}), "runs");
+  EXPECT_EQ(field_of({{"runs", run}}), "keys");
+  EXPECT_EQ(field_of({{"runs", run}, {"keys", ""}}), "keys");
+  EXPECT_EQ(field_of({{"runs", run}, {"keys", "loss,"}}), "keys");
+  EXPECT_EQ(field_of({{"runs", run}, {"keys", "loss"}, {"max_points", "0"}}), "max_points");
+  EXPECT_EQ(field_of({{"runs", run}, {"keys", "loss"}, {"max_points", "-3"}}), "max_points");
+  EXPECT_EQ(field_of({{"runs", run}, {"keys", "loss"}, {"max_points", "ten"}}), "max_points");
+  EXPECT_EQ(field_of({{"runs", run}, {"keys", "loss"}, {"key", "loss"}}), "key");
+  // 50 runs (kMaxSeriesRuns) are answered; 51 are refused before any is looked up.
+  std::string fifty = run, fifty_one;
+  for (int i = 1; i < 50; ++i) fifty += "," + run + std::to_string(i);
+  fifty_one = fifty + ",999999";
+  EXPECT_EQ(field_of({{"runs", fifty_one}, {"keys", "loss"}}), "runs");
+  EXPECT_EQ(get("/api/series", {{"runs", fifty}, {"keys", "loss"}}).status, 404) << "unknown runs";
+  EXPECT_EQ(
+      get("/api/series", {{"runs", run + "," + run}, {"keys", "loss"}}).body.at("series").size(),
+      1u)
+      << "a run named twice is answered once";
+  EXPECT_EQ(get("/api/series", {{"runs", "999999"}, {"keys", "*"}}).status, 404);
+  EXPECT_EQ(get("/api/series", {{"runs", "999999"}, {"keys", "loss"}}).status, 404);
+  EXPECT_EQ(call("POST", "/api/series", "{}").status, 405);
+}
+
+// Each series is bounded by --max-response-points, and all of them together by
+// kSeriesPointsFactor times it: past that, every series gets an equal share. More than
+// kMaxSeriesPerRequest run and key pairs are refused.
+TEST_F(TrackerHandler, SeriesOfRunsAreBoundedPerSeriesAndInAll) {
+  HandlerOptions options;
+  options.max_response_points = 10;  // so at most 200 points in all
+  open("", options);
+  const auto id = create_run({{"experiment", "e"}, {"name", "r"}});
+  const std::string run = std::to_string(id);
+  json points = json::array();
+  for (int k = 0; k < 25; ++k) {
+    for (int step = 1; step <= 50; ++step) {
+      points.push_back({{"key", fmt::format("k{:02d}", k)}, {"step", step}, {"value", step}});
+    }
+  }
+  ASSERT_EQ(
+      post(run_path(id, "metrics"), {{"rank", 0}, {"sequence", 1}, {"points", points}}).status,
+      200);
+
+  const Answer one = get("/api/series", {{"runs", run}, {"keys", "k00"}, {"max_points", "1000"}});
+  ASSERT_EQ(one.status, 200) << one.body.dump();
+  EXPECT_EQ(one.body.at("max_points"), 10);
+  EXPECT_LE(one.body.at("series").at(0).at("points").size(), 10u);
+  EXPECT_EQ(one.body.at("series").at(0).at("downsampled"), true);
+
+  const Answer all = get("/api/series", {{"runs", run}, {"keys", "*"}});
+  ASSERT_EQ(all.status, 200) << all.body.dump();
+  ASSERT_EQ(all.body.at("series").size(), 25u);
+  EXPECT_EQ(all.body.at("max_points"), 8) << "200 points shared by 25 series";
+  std::size_t total = 0;
+  for (const json& s : all.body.at("series")) {
+    EXPECT_LE(s.at("points").size(), 8u);
+    EXPECT_EQ(s.at("downsampled"), true);
+    EXPECT_EQ(s.at("total_points"), 50);
+    total += s.at("points").size();
+  }
+  EXPECT_LE(total, 200u);
+  EXPECT_GT(total, 100u);
+
+  // 2000 pairs are answered, 2001 refused (field keys), by list and by "*".
+  std::vector<std::string> keys;
+  for (int k = 0; k < 2001; ++k) keys.push_back(fmt::format("m{}", k));
+  const std::string listed = fmt::format("{}", fmt::join(keys.begin(), keys.end() - 1, ","));
+  EXPECT_EQ(get("/api/series", {{"runs", run}, {"keys", listed}}).body.at("series").size(), 2000u);
+  const Answer over = get("/api/series", {{"runs", run}, {"keys", listed + ",m2000"}});
+  EXPECT_EQ(over.status, 400);
+  EXPECT_EQ(over.body.value("field", ""), "keys");
+  json many = json::array();
+  for (const std::string& key : keys) many.push_back({{"key", key}, {"step", 1}, {"value", 1.0}});
+  ASSERT_EQ(post(run_path(id, "metrics"), {{"rank", 0}, {"sequence", 2}, {"points", many}}).status,
+            200);
+  const Answer star = get("/api/series", {{"runs", run}, {"keys", "*"}});
+  EXPECT_EQ(star.status, 400) << "25 + 2001 keys";
+  EXPECT_EQ(star.body.value("field", ""), "keys");
 }
 
 }  // namespace

@@ -429,6 +429,65 @@ TEST(TrackerStore, SameKeyAndStepKeepsOnePointWithTheLatestValue) {
                    2.5);
 }
 
+// An eval or artifact delivered twice (a spool replayed, a run synced again) is one record: the
+// same id, no second row; anything that differs is a record of its own.
+TEST(TrackerStore, IdenticalEvalIsOneRow) {
+  FreshStore fresh;
+  auto& [dir, db, store, spec] = fresh;
+  const auto run = store.create_or_resume_run(spec).run_id;
+  EvalRecord eval;
+  eval.split = "valid";
+  eval.step = 6;
+  eval.checkpoint = "checkpoints/step-00000006.h5";
+  eval.bleu = 25.8;
+  eval.perplexity = 4.92;  // chrf and signature absent: NULL matches only NULL
+  const auto first = store.log_eval(run, eval);
+  EXPECT_EQ(store.log_eval(run, eval), first);
+  EXPECT_EQ(db.sqlite().execAndGet("SELECT COUNT(*) FROM evals").getInt(), 1);
+  auto other = eval;
+  other.signature = "nmt-evaluate|beam:4|alpha:0.6";
+  EXPECT_NE(store.log_eval(run, other), first);
+  other = eval;
+  other.bleu = 25.9;
+  EXPECT_NE(store.log_eval(run, other), first);
+  auto other_spec = spec;
+  other_spec.name = "r2";
+  const auto second_run = store.create_or_resume_run(other_spec).run_id;
+  EXPECT_NE(store.log_eval(second_run, eval), first);
+  EXPECT_EQ(db.sqlite().execAndGet("SELECT COUNT(*) FROM evals").getInt(), 4);
+}
+
+TEST(TrackerStore, ArtifactWithSameKindPathAndStepIsOneRow) {
+  FreshStore fresh;
+  auto& [dir, db, store, spec] = fresh;
+  const auto run = store.create_or_resume_run(spec).run_id;
+  const ArtifactRecord checkpoint{"checkpoint", "/runs/r/checkpoints/step-00000002.h5", 2,
+                                  std::nullopt};
+  const auto id = store.log_artifact(run, checkpoint);
+  EXPECT_EQ(store.log_artifact(run, checkpoint), id);
+  auto later = checkpoint;
+  later.step = 4;
+  EXPECT_NE(store.log_artifact(run, later), id);
+  EXPECT_EQ(db.sqlite().execAndGet("SELECT COUNT(*) FROM artifacts").getInt(), 2);
+
+  // A report sent again with new text is the same artifact with that text; sent without text,
+  // it keeps what it has. created_at stays the first.
+  ArtifactRecord report{"analysis", "/runs/r/analysis.md", std::nullopt, std::nullopt};
+  report.content = "# first";
+  const auto report_id = store.log_artifact(run, report);
+  const std::string created_at =
+      fmt::format("SELECT created_at FROM artifacts WHERE id = {}", report_id);
+  const double created = db.sqlite().execAndGet(created_at).getDouble();
+  report.content = "# second";
+  EXPECT_EQ(store.log_artifact(run, report), report_id);
+  EXPECT_EQ(store.artifact_content(run, report_id).content, "# second");
+  report.content.reset();
+  EXPECT_EQ(store.log_artifact(run, report), report_id);
+  EXPECT_EQ(store.artifact_content(run, report_id).content, "# second");
+  EXPECT_DOUBLE_EQ(db.sqlite().execAndGet(created_at).getDouble(), created);
+  EXPECT_EQ(db.sqlite().execAndGet("SELECT COUNT(*) FROM artifacts").getInt(), 3);
+}
+
 // A version 4 database with repeated (run, key, step) rows keeps the newest row of each and gains
 // the unique index, under which ingest upserts.
 TEST(TrackerStore, UpgradesVersionFourDatabaseToOnePointPerStep) {
@@ -587,6 +646,103 @@ TEST(TrackerStore, UpgradesVersionFiveDatabaseWithArtifactContent) {
   ASSERT_EQ(runs.size(), 1u);
   EXPECT_EQ(runs[0].last_evals,
             (std::map<std::string, double>{{"test/bleu", 30.0}, {"test/chrf", 55.0}}));
+}
+
+// Each attempt keeps the run directory and provenance it registered with (a moved directory, a
+// node with another GPU); a version 6 database's attempts upgrade with neither.
+TEST(TrackerStore, EachAttemptKeepsItsRunDirectoryAndProvenance) {
+  TempDir dir;
+  const std::string path = dir.file("tracker.db");
+  {
+    SQLite::Database raw(path, SQLite::OPEN_READWRITE | SQLite::OPEN_CREATE);
+    migrate_to(raw, path, 6);
+    raw.exec(R"sql(
+      INSERT INTO experiments VALUES (1, 'e', 0.0);
+      INSERT INTO runs(id, experiment_id, name, uid, attempt, started_at)
+        VALUES (1, 1, 'r', 'provenance-uid', 1, 0.0);
+      INSERT INTO run_attempts(run_id, attempt, started_at, status, host)
+        VALUES (1, 1, 0.0, 'preempted', 'node1');
+    )sql");
+  }
+  Database db(path);
+  RunStore store(db);
+  RunSpec spec;
+  spec.experiment = "e";
+  spec.name = "r";
+  spec.uid = "provenance-uid";
+  spec.attempt = 2;
+  spec.run_dir = "/scratch/runs/r";
+  spec.provenance = {{"command_line", std::string("nmt-train --run-dir /scratch/runs/r")},
+                     {"git.dirty", std::string("true")},
+                     {"gpu", std::string("NVIDIA H200")},
+                     {"world_size", 8.0}};
+  EXPECT_TRUE(store.create_or_resume_run(spec).resumed);
+  spec.attempt = 3;
+  spec.run_dir = "/home/me/moved";
+  spec.provenance = {{"gpu", std::string("NVIDIA H100")}};
+  store.create_or_resume_run(spec);
+
+  const auto attempts = store.get_run(1).attempts;
+  ASSERT_EQ(attempts.size(), 3u);
+  EXPECT_EQ(attempts[0].run_dir, std::nullopt);
+  EXPECT_TRUE(attempts[0].provenance.empty());
+  EXPECT_EQ(attempts[0].host, "node1");
+  EXPECT_EQ(attempts[1].run_dir, "/scratch/runs/r");
+  EXPECT_EQ(attempts[1].provenance,
+            (api::Params{{"command_line", std::string("nmt-train --run-dir /scratch/runs/r")},
+                         {"git.dirty", std::string("true")},
+                         {"gpu", std::string("NVIDIA H200")},
+                         {"world_size", 8.0}}));
+  EXPECT_EQ(attempts[2].run_dir, "/home/me/moved");
+  EXPECT_EQ(attempts[2].provenance, (api::Params{{"gpu", std::string("NVIDIA H100")}}));
+}
+
+// Buckets of width ceil(span / max_points) from the first step: each keeps its first step, the
+// mean, min and max value, its rank only when one rank alone is in it, and its latest time.
+TEST(TrackerStore, DownsampledBucketsKeepFirstStepMeanRangeRankAndLatestTime) {
+  FreshStore fresh;
+  auto& [dir, db, store, spec] = fresh;
+  const auto run_id = store.create_or_resume_run(spec).run_id;
+  store.ingest_metrics(run_id, 0, 1,
+                       {{"loss", 3, 1.0, 10.0},
+                        {"loss", 4, 2.0, 30.0},
+                        {"loss", 5, 6.0, 20.0},
+                        {"loss", 8, -2.0, 6.0}});
+  store.ingest_metrics(run_id, 1, 1, {{"loss", 7, 4.0, 5.0}, {"loss", 14, 9.0, 1.0}});
+  // Steps 3..14 in 4 buckets of width 3: {3, 4, 5}, {7, 8}, none, {14}.
+  const auto series = store.metric_series(run_id, "loss", 4, std::nullopt);
+  EXPECT_TRUE(series.downsampled);
+  EXPECT_EQ(series.total_points, 6);
+  ASSERT_EQ(series.points.size(), 3u);
+  const auto expect_point = [](const api::SeriesPoint& p, std::int64_t step, double value,
+                               double min, double max, std::optional<std::int64_t> rank,
+                               double time) {
+    EXPECT_EQ(p.step, step);
+    EXPECT_DOUBLE_EQ(p.value, value) << step;
+    EXPECT_EQ(p.min, min) << step;
+    EXPECT_EQ(p.max, max) << step;
+    EXPECT_EQ(p.rank, rank) << step;
+    EXPECT_EQ(p.time, time) << step;
+  };
+  expect_point(series.points[0], 3, 3.0, 1.0, 6.0, 0, 30.0);
+  expect_point(series.points[1], 7, 1.0, -2.0, 4.0, std::nullopt, 6.0);
+  expect_point(series.points[2], 14, 9.0, 9.0, 9.0, 1, 1.0);
+  ASSERT_TRUE(series.last.has_value());
+  EXPECT_EQ(series.last->step, 14);
+
+  // As many points as stored: each as it is, in step order.
+  const auto whole = store.metric_series(run_id, "loss", 6, std::nullopt);
+  EXPECT_FALSE(whole.downsampled);
+  EXPECT_EQ(whole.total_points, 6);
+  ASSERT_EQ(whole.points.size(), 6u);
+  expect_point(whole.points[3], 7, 4.0, 4.0, 4.0, 1, 5.0);
+
+  // One rank's points alone, in one bucket.
+  const auto rank1 = store.metric_series(run_id, "loss", 1, 1);
+  EXPECT_TRUE(rank1.downsampled);
+  EXPECT_EQ(rank1.total_points, 2);
+  ASSERT_EQ(rank1.points.size(), 1u);
+  expect_point(rank1.points[0], 7, 6.5, 4.0, 9.0, 1, 5.0);
 }
 
 }  // namespace

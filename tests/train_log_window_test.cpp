@@ -105,18 +105,24 @@ TEST(TrainLogWindow, ResumeMidWindowLogsWhatTheUninterruptedRunLogged) {
 
   const auto resumed = train_recorded(config, interrupted, /*resume=*/true);
   for (const std::string key : {"train/loss", "train/nll", "train/ppl", "train/window_updates",
-                                "train/window_tgt_tokens"}) {
+                                "train/window_tgt_tokens", "train/tokens"}) {
     ASSERT_EQ(resumed.at(key).size(), 2u) << key;
     for (const std::int64_t step : {16, 24}) {
       EXPECT_EQ(resumed.at(key).at(step), reference.at(key).at(step)) << key << " at " << step;
     }
   }
   EXPECT_EQ(resumed.at("train/window_updates").at(16), 8.0);
+  // train/tokens: the windows' target tokens summed over the run, through the resume too.
+  double tokens = 0;
+  for (const std::int64_t step : {8, 16, 24}) {
+    tokens += reference.at("train/window_tgt_tokens").at(step);
+    EXPECT_EQ(reference.at("train/tokens").at(step), tokens) << step;
+  }
 }
 
-// A format 3 checkpoint (before the log window was stored; made here from a format 4 one with
-// h5py: the window's attributes removed and state_sha256 recomputed as that version wrote it)
-// still loads, with an empty window.
+// A format 3 checkpoint (before the log window was stored; made here from a current one with
+// h5py: the window's attributes and tgt_tokens removed and state_sha256 recomputed as that
+// version wrote it) still loads, with an empty window and tgt_tokens unknown.
 TEST(TrainLogWindow, AFormat3CheckpointLoadsWithAnEmptyWindow) {
   if (std::system("/usr/bin/python3 -c 'import h5py' 2> /dev/null") != 0) {
     GTEST_SKIP() << "no python3 with h5py";
@@ -131,6 +137,7 @@ TEST(TrainLogWindow, AFormat3CheckpointLoadsWithAnEmptyWindow) {
   state.window_tgt_tokens = 40;
   state.window_loss_sum = 91.5;
   state.window_nll_sum = 80.25;
+  state.tgt_tokens = 1234567;
   const std::string path = dir.file("step-5.h5");
   checkpoint::save_checkpoint(path, *model, nullptr, state, config);
   const auto stored = checkpoint::read_training_state(path);
@@ -138,17 +145,20 @@ TEST(TrainLogWindow, AFormat3CheckpointLoadsWithAnEmptyWindow) {
   EXPECT_EQ(stored.window_tgt_tokens, 40);
   EXPECT_EQ(stored.window_loss_sum, 91.5);
   EXPECT_EQ(stored.window_nll_sum, 80.25);
+  EXPECT_EQ(stored.tgt_tokens, 1234567);
 
   const std::string script = dir.file("to_format3.py");
-  std::ofstream(script) << "import sys\n"
-                           "sys.path.insert(0, sys.argv[1])\n"
-                           "import h5py\n"
-                           "import check_checkpoint_h5py as c\n"
-                           "with h5py.File(sys.argv[2], 'r+') as f:\n"
-                           "    for name in [n for n in f.attrs if n.startswith('log_window_')]:\n"
-                           "        del f.attrs[name]\n"
-                           "    f.attrs['format_version'] = 3\n"
-                           "    f.attrs['state_sha256'] = c.state_checksum(f.attrs)\n";
+  std::ofstream(script)
+      << "import sys\n"
+         "sys.path.insert(0, sys.argv[1])\n"
+         "import h5py\n"
+         "import check_checkpoint_h5py as c\n"
+         "with h5py.File(sys.argv[2], 'r+') as f:\n"
+         "    for name in [n for n in f.attrs\n"
+         "                 if n.startswith('log_window_') or n == 'tgt_tokens']:\n"
+         "        del f.attrs[name]\n"
+         "    f.attrs['format_version'] = 3\n"
+         "    f.attrs['state_sha256'] = c.state_checksum(f.attrs)\n";
   const std::string command =
       "/usr/bin/python3 '" + script + "' '" + NMT_SOURCE_DIR + "/tests/scripts' '" + path + "'";
   ASSERT_EQ(std::system(command.c_str()), 0) << command;
@@ -158,6 +168,7 @@ TEST(TrainLogWindow, AFormat3CheckpointLoadsWithAnEmptyWindow) {
   EXPECT_EQ(old.window_tgt_tokens, 0);
   EXPECT_EQ(old.window_loss_sum, 0.0);
   EXPECT_EQ(old.window_nll_sum, 0.0);
+  EXPECT_EQ(old.tgt_tokens, -1) << "unknown before format 5";
   checkpoint::load_checkpoint(path, *model, nullptr, config);  // verifies state_sha256 too
 }
 

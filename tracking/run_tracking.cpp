@@ -49,6 +49,27 @@ tracker::api::Params flatten_params(const RunConfig& config, std::int64_t parame
   return params;
 }
 
+tracker::api::Params provenance_params(const RunProvenance& p, const RunConfig& config) {
+  tracker::api::Params entries;
+  const auto text = [&](const char* key, const std::string& value) {
+    if (!value.empty()) entries[key] = value;
+  };
+  text("command_line", p.command_line);
+  text("git.revision", p.git_revision);
+  if (!p.git_revision.empty()) entries["git.dirty"] = std::string(p.git_dirty ? "true" : "false");
+  text("git.diff_sha256", p.git_diff_sha256);
+  std::string hosts;
+  for (const auto& host : p.hosts) hosts += (hosts.empty() ? "" : ",") + host;
+  text("hosts", hosts.empty() ? p.host : hosts);
+  entries["world_size"] = static_cast<double>(p.world_size);
+  text("precision", runtime::precision_name(config.train.precision));
+  text("precision.reason", p.precision_reason);
+  text("slurm.job_id", p.slurm_job_id);
+  text("slurm.array_id", p.slurm_array_id);
+  for (const auto& [key, value] : p.environment) text(key.c_str(), value);
+  return entries;
+}
+
 namespace {
 
 tracker::ClientOptions client_options(const tracker::DaemonAddress& daemon,
@@ -161,6 +182,8 @@ std::shared_ptr<tracker::TrackerClient> connect_tracker(const RunConfig& config,
   info.slurm_job_id = provenance.slurm_job_id;
   info.slurm_array_id = provenance.slurm_array_id;
   info.params = flatten_params(config, parameter_count);
+  info.run_dir = std::filesystem::absolute(run_dir).lexically_normal().string();
+  info.provenance = provenance_params(provenance, config);
   const auto id = client->start_run(info);
   if (id) {
     spdlog::info("tracker: run {} ({} / {}, attempt {}) at {} (from {})", *id, info.experiment,

@@ -10,6 +10,7 @@
 // not link the tracker client; the tools that train or evaluate link this library beside it.
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -22,16 +23,30 @@
 
 namespace nmt::train {
 
-// Where the run comes from, gathered by main (environment, build): the library reads none of it.
+// Where the run comes from, gathered by main (environment, build, devices): the library reads
+// none of it.
 struct RunProvenance {
   std::string host;                // this process's host
   std::vector<std::string> hosts;  // the distinct hosts of all ranks, rank 0's first
   std::string git_revision;
+  bool git_dirty = false;       // tracked files differed from git_revision when it was built
+  std::string git_diff_sha256;  // of `git diff HEAD` then; empty when clean
+  std::string command_line;     // as a shell would run it again
   std::string slurm_job_id;
   std::string slurm_array_id;
   int world_size = 1;
   int rank = 0;
+  std::string precision_reason;  // why the run trains in its config's train.precision
+  // The libraries and machine (runtime::environment_provenance: libtorch.version, cuda.*,
+  // device, gpu, cpu, ...), sent as they are.
+  std::map<std::string, std::string> environment;
 };
+
+// The attempt's provenance entries, as registered with the run (tracker/API.md lists them):
+// command_line, git.revision, git.dirty (true/false), git.diff_sha256, hosts, world_size,
+// precision and precision.reason (the resolved config's train.precision and why), slurm.job_id,
+// slurm.array_id, then `environment`'s entries; empty texts left out.
+tracker::api::Params provenance_params(const RunProvenance& provenance, const RunConfig& config);
 
 class TrackerMetricsSink : public MetricsSink {
  public:

@@ -412,6 +412,8 @@ class DashboardTest(unittest.TestCase):
     def test_compare_overlays_two_runs(self):
         route = f"#/compare/{self.ids['main']},{self.ids['other']}"
         self.open(route)
+        # All its series in one GET /api/series (read before a refresh of a running run can add).
+        self.assertEqual(self.series_requests(), {"/api/series": 1})
         charts = self.charts()
         shared = ["train/loss", "train/lr", "train/rank0/tokens_per_s", "valid/ppl", "valid/bleu"]
         for key in shared:
@@ -431,7 +433,44 @@ class DashboardTest(unittest.TestCase):
         self.assertIn("model.d_model", params)
         self.assertNotIn("data.vocab_size", params)
         self.screenshot("compare")
+        # Every series of every chart has its points.
+        drawn = self.driver.execute_script(self.SERIES_DRAWN)
+        self.assertTrue(all(n > 0 for chart in drawn.values() for n in chart), drawn)
         self.assert_console_clean()
+        # The same page fetching one series per request (?series=single, for the benchmark)
+        # draws the same.
+        self.driver.get("about:blank")
+        self.driver.get(self.daemon.url + "/?series=single" + route)
+        self.wait_loaded(route)
+        requests = self.series_requests()
+        self.assertEqual(list(requests), ["/api/runs/{run}/metrics"])
+        self.assertGreaterEqual(requests["/api/runs/{run}/metrics"], sum(map(len, drawn.values())))
+        self.assertEqual(self.driver.execute_script(self.SERIES_DRAWN), drawn)
+
+    # Chart id -> the number of points drawn of each of its series (its non-null values).
+    SERIES_DRAWN = """
+        const out = {};
+        for (const [id, g] of Object.entries(window.nmtCharts || {})) {
+          out[id] = g.getLabels().slice(1).map((_, i) => {
+            let n = 0;
+            for (let row = 0; row < g.numRows(); row += 1) n += g.getValue(row, i + 1) !== null;
+            return n;
+          });
+        }
+        return out;"""
+
+    def series_requests(self):
+        """{route: count} of the page's series requests so far."""
+        paths = self.driver.execute_script(
+            "return performance.getEntriesByType('resource').map(e => new URL(e.name).pathname);")
+        counts = {}
+        for path in paths:
+            route = "/api/series" if path == "/api/series" else (
+                "/api/runs/{run}/metrics" if path.startswith("/api/runs/") and
+                path.endswith("/metrics") else None)
+            if route:
+                counts[route] = counts.get(route, 0) + 1
+        return counts
 
     def test_sweep_page_shows_table_and_curves(self):
         self.open("#/sweep/t3")
@@ -776,6 +815,31 @@ class DashboardTest(unittest.TestCase):
             self.assert_console_clean()
         finally:
             daemon.stop()
+
+    def test_run_page_shows_each_attempts_directory_and_provenance(self):
+        run = {"experiment": "provenance", "name": "moved", "uid": "c0ffee00c0ffee00",
+               "params": {"data.vocab_size": 37000}}  # as every run here: no params column
+        first = {"command_line": "nmt-train --run-dir /scratch/a", "gpu": "NVIDIA H100",
+                 "git.dirty": "false", "world_size": 8}
+        run_id = self.daemon.call("POST", "/api/runs", dict(
+            run, attempt=1, run_dir="/scratch/a", provenance=first))["run_id"]
+        self.daemon.call("POST", "/api/runs", dict(
+            run, attempt=2, run_dir="/home/me/b",
+            provenance=dict(first, gpu="NVIDIA H200", command_line="nmt-train --resume")))
+        self.open(f"#/run/{run_id}")
+        self.assertIn("run dir", self.headers("attempts"))
+        self.assertIn("/scratch/a", self.texts("#attempts tbody tr:first-child td"))
+        self.assertIn("/home/me/b", self.texts("#attempts tbody tr:last-child td"))
+        rows = [r.split("\t") for r in self.driver.execute_script("""
+            return [...document.querySelectorAll('#provenance tbody tr')]
+              .map(r => [...r.cells].map(c => c.textContent).join('\\t'));""")]
+        self.assertEqual(rows, [
+            ["command_line", "nmt-train --resume", "attempt 1: nmt-train --run-dir /scratch/a"],
+            ["git.dirty", "false", "-"],
+            ["gpu", "NVIDIA H200", "attempt 1: NVIDIA H100"],
+            ["world_size", "8", "-"]])
+        self.screenshot("run-provenance")
+        self.assert_console_clean()
 
 
 def main():

@@ -24,14 +24,15 @@ ROOT_ATTRIBUTES = ("format", "format_version", "step", "epoch", "batch_in_epoch"
                    "best_valid_nll", "validations_without_improvement", "elapsed_seconds",
                    "averaged_from", "vocab_sha256", "config", "run_uid", "log_window_updates",
                    "log_window_tgt_tokens", "log_window_loss_sum", "log_window_nll_sum",
-                   "state_sha256")
+                   "tgt_tokens", "state_sha256")
 # The attributes state_sha256 covers, in its order, with their kinds (checkpoint_state.cpp).
 STATE_ATTRIBUTES = (("format", "t"), ("step", "i"), ("epoch", "i"), ("batch_in_epoch", "i"),
                     ("optimizer_step", "i"), ("best_valid_nll", "d"),
                     ("validations_without_improvement", "i"), ("elapsed_seconds", "d"),
                     ("averaged_from", "i"), ("vocab_sha256", "t"), ("config", "t"), ("run_uid", "t"),
                     ("log_window_updates", "i"), ("log_window_tgt_tokens", "i"),
-                    ("log_window_loss_sum", "d"), ("log_window_nll_sum", "d"))
+                    ("log_window_loss_sum", "d"), ("log_window_nll_sum", "d"),
+                    ("tgt_tokens", "i"))
 # Attributes that differ between two processes writing the same state: a training time, the run's
 # uid, and the checksum over them.
 PER_PROCESS = ("elapsed_seconds", "run_uid", "state_sha256")

@@ -102,6 +102,10 @@ assert evals[-1]["signature"].startswith("nrefs:1|case:mixed"), evals[-1]
 assert "train/loss" in run["metric_keys"], run["metric_keys"]
 analyses = [a for a in run["artifacts"] if a["kind"] == "analysis"]
 assert analyses and analyses[-1]["path"].endswith("analysis.md"), run["artifacts"]
+averaged = [a for a in run["artifacts"] if a["kind"] == "averaged"]
+assert [a["averaged_from"] for a in averaged] == [3], run["artifacts"]
+assert averaged[0]["path"].endswith("/averaged.h5"), averaged
+assert any(a["kind"] == "checkpoint" for a in run["artifacts"]), run["artifacts"]
 PY
 "$python" -c "import json, sys; a = json.load(open(sys.argv[1])); assert a['format'] == 'nmt-analysis', a.keys()" \
   "$run/analysis/analysis.json" || fail "the quickstart's error analysis"

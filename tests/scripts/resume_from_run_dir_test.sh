@@ -7,7 +7,11 @@
 #   2. --config configs/base.yaml on a resume of that run is refused naming the differing keys;
 #   3. the directory moved to another path, under another name, resumes its own tracked run
 #      (attempt 3, finished, its metrics to the new last step; no second run), and run.json
-#      records the new path.
+#      records the new path;
+#   4. what the daemon then holds: each attempt's run directory (the new path for attempt 3) and
+#      provenance (command line, git revision as `git rev-parse` says, LibTorch, device, CPU,
+#      precision and why), every checkpoint written as an artifact, and train/tokens equal at each
+#      log step to the sum of train/window_tgt_tokens so far, across both resumes.
 # Usage: resume_from_run_dir_test.sh BUILD_DIR PYTHON DATA_DIR SOURCE_DIR
 set -euo pipefail
 # shellcheck source=tests/scripts/tiny_shards.sh
@@ -113,4 +117,43 @@ read -r run_id2 name status attempts last < <(tracked_run "$uid")
 [[ $run_id2 == "$run_id" && $name == first && $status == finished && $attempts == 3 && $last == 70 ]] ||
   fail "tracked run $run_id2: name $name, status $status, attempts $attempts, last step $last"
 echo "the moved directory resumed tracked run $run_id (attempt 3) to step 70; run.json: $moved"
+
+echo "== provenance, checkpoint artifacts and train/tokens in the daemon"
+revision=$(git -C "$root" rev-parse --short=12 HEAD 2> /dev/null || true)
+"$python" - "$url" "$run_id" "$first" "$moved" "$revision" "$stopped" <<'PY' ||
+import json, sys, urllib.request
+url, run_id, first, moved, revision, stopped = sys.argv[1:]
+get = lambda path: json.load(urllib.request.urlopen(f"{url}{path}"))
+run = get(f"/api/runs/{run_id}")
+attempts = run["attempts"]
+assert [a["run_dir"] for a in attempts] == [first, first, moved], [a["run_dir"] for a in attempts]
+for a in attempts:
+    p = a["provenance"]
+    assert p["command_line"].split()[0].endswith("nmt-train"), p["command_line"]
+    assert "--run-dir " + a["run_dir"] in p["command_line"], p["command_line"]
+    if revision:
+        assert p["git.revision"] == revision and p["git.dirty"] in ("true", "false"), p
+        assert (p["git.dirty"] == "true") == bool(p.get("git.diff_sha256")), p
+    assert p["libtorch.line"] in ("current", "debian") and p["libtorch.version"], p
+    assert p["device"] == "cpu" and p["cpu"], p
+    assert p["precision"] in ("fp32", "bf16") and p["precision.reason"], p
+    assert p["world_size"] == 1 and p["hosts"], p
+assert "--resume" in attempts[2]["provenance"]["command_line"]
+steps = sorted(a["step"] for a in run["artifacts"] if a["kind"] == "checkpoint")
+# checkpoint.every_steps 2, and the one the SIGTERM stop wrote
+assert steps == sorted(set(range(2, 71, 2)) | {int(stopped)}), steps
+assert all(a["path"].startswith(moved + "/checkpoints/")
+           for a in run["artifacts"] if a["kind"] == "checkpoint" and a["step"] > 60), run["artifacts"]
+series = lambda key: {p["step"]: p["value"] for p in get(
+    f"/api/runs/{run_id}/metrics?key={key}&max_points=100000")["points"]}
+tokens, window = series("train/tokens"), series("train/window_tgt_tokens")
+assert sorted(tokens) == sorted(window) and max(tokens) == 70, (len(tokens), len(window))
+total = 0
+for step in sorted(window):
+    total += window[step]
+    assert tokens[step] == total, (step, tokens[step], total)
+print(f"3 attempts with provenance, {len(steps)} checkpoint artifacts, "
+      f"train/tokens {int(total)} at step 70")
+PY
+  fail "the daemon's record of run $run_id"
 echo PASS

@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include <cstddef>
+#include <cstdint>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -50,6 +51,14 @@ struct WriteLimits {
   }
 };
 
+// GET /api/series, many series in one request: at most kMaxSeriesRuns runs (400, field `runs`)
+// and kMaxSeriesPerRequest run and key pairs (400, field `keys`). Each series is bounded by
+// --max-response-points as a single one is, and all of them together by kSeriesPointsFactor times
+// that: past it, each series is downsampled to an equal share.
+inline constexpr std::size_t kMaxSeriesRuns = 50;
+inline constexpr std::size_t kMaxSeriesPerRequest = 2000;
+inline constexpr std::int64_t kSeriesPointsFactor = 20;
+
 namespace limits_detail {
 
 // `text` as an error shows it: at most 40 bytes of it.
@@ -87,12 +96,33 @@ void check_text(const Text& value, const WriteLimits& limits, const std::string&
   check_length(value, limits.max_text_bytes, "paths and texts", "--max-text-bytes", field);
 }
 
+// A flat map of params (or provenance): how many, each key's length and each text's.
+inline void check_params(const Params& params, const WriteLimits& limits,
+                         const std::string& field) {
+  if (params.size() > limits.max_params) {
+    bad_field(field, fmt::format("has {} entries, over the limit of {} params per run "
+                                 "(--max-params)",
+                                 params.size(), limits.max_params));
+  }
+  for (const auto& [key, value] : params) {
+    if (key.size() > limits.max_name_bytes) {
+      bad_field(field, fmt::format("has a key of {} bytes ('{}'), over the limit of {} bytes "
+                                   "for names and keys (--max-name-bytes)",
+                                   key.size(), excerpt(key), limits.max_name_bytes));
+    }
+    if (const auto* text = std::get_if<std::string>(&value)) {
+      check_text(*text, limits, field + "." + key);
+    }
+  }
+}
+
 }  // namespace limits_detail
 
 // The registration's texts and the number of its params. How many params the run then holds in
 // all is the store's to count (RequestHandler).
 inline void check_limits(const RunRegistration& r, const WriteLimits& limits) {
   using limits_detail::check_name;
+  using limits_detail::check_text;
   check_name(r.experiment, limits, "experiment");
   check_name(r.name, limits, "name");
   check_name(r.sweep, limits, "sweep");
@@ -104,22 +134,9 @@ inline void check_limits(const RunRegistration& r, const WriteLimits& limits) {
   check_name(r.slurm_array_id, limits, "slurm_array_id");
   limits_detail::check_length(r.config, limits.max_config_bytes, "a run's config",
                               "--max-config-bytes", "config");
-  if (r.params.size() > limits.max_params) {
-    bad_field("params", fmt::format("has {} params, over the limit of {} params per run "
-                                    "(--max-params)",
-                                    r.params.size(), limits.max_params));
-  }
-  for (const auto& [key, value] : r.params) {
-    if (key.size() > limits.max_name_bytes) {
-      bad_field("params",
-                fmt::format("has a key of {} bytes ('{}'), over the limit of {} bytes "
-                            "for names and keys (--max-name-bytes)",
-                            key.size(), limits_detail::excerpt(key), limits.max_name_bytes));
-    }
-    if (const auto* text = std::get_if<std::string>(&value)) {
-      limits_detail::check_text(*text, limits, "params." + key);
-    }
-  }
+  limits_detail::check_params(r.params, limits, "params");
+  check_text(r.run_dir, limits, "run_dir");
+  limits_detail::check_params(r.provenance, limits, "provenance");
 }
 
 // Each point's key, and the number of distinct keys in the batch (a batch with more than a run may

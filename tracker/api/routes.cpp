@@ -59,6 +59,7 @@ const std::vector<Route>& routes() {
       {RouteId::kDeleteRun, "DELETE", "/api/runs/{run}"},
       {RouteId::kRestoreRun, "POST", "/api/runs/{run}/restore"},
       {RouteId::kMetricSeries, "GET", "/api/runs/{run}/metrics"},
+      {RouteId::kSeriesOfRuns, "GET", "/api/series"},
       {RouteId::kArtifactContent, "GET", "/api/runs/{run}/artifacts/{artifact}/content"},
       {RouteId::kListSweeps, "GET", "/api/sweeps"},
       {RouteId::kSweepTable, "GET", "/api/sweeps/{sweep}/table"},

@@ -19,6 +19,7 @@ enum class RouteId {
   kSetStatus,        // PUT  /api/runs/{run}/status
   kIngestMetrics,    // POST /api/runs/{run}/metrics
   kMetricSeries,     // GET  /api/runs/{run}/metrics
+  kSeriesOfRuns,     // GET  /api/series
   kLogEval,          // POST /api/runs/{run}/evals
   kLogArtifact,      // POST /api/runs/{run}/artifacts
   kArtifactContent,  // GET /api/runs/{run}/artifacts/{artifact}/content

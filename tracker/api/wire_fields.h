@@ -75,6 +75,8 @@ void fields(V& v, RunRegistration& x) {
   v("slurm_job_id", x.slurm_job_id);
   v("slurm_array_id", x.slurm_array_id);
   v("params", x.params, OmitIfEmpty{});
+  v("run_dir", x.run_dir);
+  v("provenance", x.provenance, OmitIfEmpty{});
 }
 
 template <class V>
@@ -218,6 +220,8 @@ void fields(V& v, Attempt& x) {
   v("world_size", x.world_size);
   v("slurm_job_id", x.slurm_job_id);
   v("slurm_array_id", x.slurm_array_id);
+  v("run_dir", x.run_dir);
+  v("provenance", x.provenance, OrDefault{});
 }
 
 template <class V>
@@ -272,6 +276,18 @@ void fields(V& v, MetricSeries& x) {
   v("total_points", x.total_points);
   v("downsampled", x.downsampled);
   v("last", x.last);
+}
+
+template <class V>
+void fields(V& v, RunSeries& x) {
+  v("run_id", x.run_id);
+  v.flatten(x.series);
+}
+
+template <class V>
+void fields(V& v, SeriesList& x) {
+  v("series", x.series);
+  v("max_points", x.max_points);
 }
 
 template <class V>

@@ -38,6 +38,11 @@ struct RunRegistration {
   std::optional<std::string> slurm_job_id;
   std::optional<std::string> slurm_array_id;
   Params params;
+  // Where this attempt runs from, kept per attempt: the run directory's absolute path, and what
+  // produced the run (command line, git state, library versions, devices, precision and why;
+  // flat "group.key" -> value, tracker/API.md lists the trainer's keys).
+  std::optional<std::string> run_dir;
+  Params provenance;
 };
 
 // PUT /api/runs/{id}/status.
@@ -167,6 +172,8 @@ struct Attempt {
   std::optional<std::int64_t> world_size;
   std::optional<std::string> slurm_job_id;
   std::optional<std::string> slurm_array_id;
+  std::optional<std::string> run_dir;  // as registered by the attempt
+  Params provenance;                   // likewise; empty when it sent none
 };
 
 struct Eval {
@@ -219,6 +226,18 @@ struct MetricSeries {
   std::int64_t total_points = 0;    // stored points
   bool downsampled = false;
   std::optional<LastPoint> last;  // the newest point exactly, also when downsampled
+};
+
+// One series of GET /api/series: its run and, flattened, the series as the single route answers.
+struct RunSeries {
+  std::int64_t run_id = 0;
+  MetricSeries series;
+};
+
+// GET /api/series.
+struct SeriesList {
+  std::vector<RunSeries> series;  // by run as asked, then by key
+  std::int64_t max_points = 0;    // the bound each series was read with
 };
 
 // GET /api/runs.

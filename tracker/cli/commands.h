@@ -18,7 +18,8 @@
 
 namespace nmt::tracker {
 class TrackerReader;
-}
+class RunUploader;
+}  // namespace nmt::tracker
 
 namespace nmt::tracker::cli {
 
@@ -67,11 +68,12 @@ int compare(TrackerReader& reader, const std::vector<std::string>& runs, std::os
 
 // `export RUN`: every metric point (key, step, value, time, rank) and every eval, as CSV (one
 // header row; a `record` column tells metrics from evals) or JSON Lines (one object per line),
-// written to `out_file` atomically (or to `out` when it is empty or "-").
+// written to `out_file` atomically (or to `out` when it is empty or "-"); or, as tensorboard, a
+// TensorBoard event file of scalars written atomically into the directory `out_file` (required).
 struct ExportArgs {
   std::string run;
-  std::string format = "csv";  // csv or jsonl
-  std::string out_file;
+  std::string format = "csv";  // csv, jsonl or tensorboard
+  std::string out_file;        // a file; for tensorboard, a directory
 };
 int export_run(TrackerReader& reader, const ExportArgs& args, std::ostream& out);
 
@@ -91,6 +93,17 @@ int log_eval(TrackerReader& reader, const EvalArgs& args, std::ostream& out);
 // `set-status RUN STATUS`: for a run whose process died unseen and would show "running" for ever.
 int set_status(TrackerReader& reader, const std::string& run, const std::string& status,
                std::ostream& out);
+
+// `sync RUN_DIR...`: uploads training runs recorded offline (tracker/cli/sync_command.cpp):
+// registration, spooled requests, metrics.jsonl, artifacts, final status; running it again adds
+// nothing. A one-line summary per directory; exit 1 when a directory could not be read or synced
+// whole (what was sent before the error is kept).
+struct SyncArgs {
+  std::vector<std::string> run_dirs;
+  std::size_t batch_lines = 5000;  // metrics.jsonl lines per request
+};
+int sync_runs(TrackerReader& reader, RunUploader& uploader, const SyncArgs& args,
+              std::ostream& out);
 
 // `delete RUN` (soft: hidden from listings and tables, nothing removed) and `restore RUN`.
 int delete_run(TrackerReader& reader, const std::string& run, std::ostream& out);

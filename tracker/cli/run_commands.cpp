@@ -141,6 +141,32 @@ int runs(TrackerReader& reader, const RunsArgs& args, std::ostream& out) {
   return 0;
 }
 
+namespace {
+
+// The newest attempt's provenance whole, then what each earlier attempt had otherwise.
+void print_provenance(const std::vector<api::Attempt>& attempts, std::ostream& out) {
+  const api::Attempt* newest = nullptr;
+  for (const auto& a : attempts) {
+    if (!a.provenance.empty()) newest = &a;
+  }
+  if (newest == nullptr) return;
+  out << fmt::format("\nprovenance (attempt {})\n", newest->attempt);
+  for (const auto& [key, value] : newest->provenance) {
+    out << fmt::format("  {} = {}\n", printable(key), param_cell(value));
+  }
+  for (const auto& a : attempts) {
+    if (&a == newest) continue;
+    for (const auto& [key, value] : a.provenance) {
+      const auto now = newest->provenance.find(key);
+      if (now == newest->provenance.end() || now->second != value) {
+        out << fmt::format("  attempt {}: {} = {}\n", a.attempt, printable(key), param_cell(value));
+      }
+    }
+  }
+}
+
+}  // namespace
+
 int show(TrackerReader& reader, const std::string& ref, bool json, std::ostream& out) {
   const api::RunDetail run = reader.get_run(resolve_run(reader, ref, /*include_deleted=*/true));
   if (json) {
@@ -175,12 +201,13 @@ int show(TrackerReader& reader, const std::string& ref, bool json, std::ostream&
   for (const auto& a : run.attempts) {
     attempts.push_back({std::to_string(a.attempt), a.status, text_cell(a.host),
                         count_cell(a.world_size), text_cell(a.slurm_job_id),
-                        text_cell(a.slurm_array_id), time_cell(a.started_at),
-                        time_cell(a.ended_at)});
+                        text_cell(a.slurm_array_id), time_cell(a.started_at), time_cell(a.ended_at),
+                        text_cell(a.run_dir)});
   }
   out << render_text_table({"attempt", "status", "host", "world_size", "slurm_job_id",
-                            "slurm_array_id", "started", "ended"},
+                            "slurm_array_id", "started", "ended", "run_dir"},
                            attempts);
+  print_provenance(run.attempts, out);
   out << "\nparams\n";
   for (const auto& [key, value] : run.params) {
     out << fmt::format("  {} = {}\n", printable(key), param_cell(value));

@@ -105,11 +105,27 @@ int plot(TrackerReader& reader, const PlotArgs& args, std::ostream& out) {
   } catch (const std::invalid_argument& e) {
     throw nmt::UsageError(e.what());
   }
-  std::vector<PlotSeries> series;
+  // The runs first (each must have the metric), then all their series in one request (a key
+  // holding a comma, which no key list can name, one request per run).
+  std::vector<api::RunDetail> runs;
+  api::SeriesQuery query;
+  query.keys.keys = {args.metric};
+  query.max_points = args.max_points;
   for (const auto& ref : args.runs) {
-    const api::RunDetail run = run_with_metric(reader, ref, args.metric);
-    const api::MetricSeries answer =
-        reader.metric_series(run.summary.run_id, args.metric, args.max_points);
+    runs.push_back(run_with_metric(reader, ref, args.metric));
+    query.runs.push_back(runs.back().summary.run_id);
+  }
+  const bool listable = args.metric.find(',') == std::string::npos;
+  const api::SeriesList answers = listable ? reader.series_of_runs(query) : api::SeriesList{};
+  const auto series_of = [&](std::int64_t run_id) {
+    for (const api::RunSeries& s : answers.series) {
+      if (s.run_id == run_id && s.series.key == args.metric) return s.series;
+    }
+    return reader.metric_series(run_id, args.metric, args.max_points);
+  };
+  std::vector<PlotSeries> series;
+  for (const api::RunDetail& run : runs) {
+    const api::MetricSeries answer = series_of(run.summary.run_id);
     PlotSeries curve;
     curve.label = fmt::format("{} ({})", run.summary.name, run.summary.run_id);
     for (const auto& p : answer.points) {

@@ -4,8 +4,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <limits>
 
+#include "tracker/api/limits.h"
 #include "tracker/api/routes.h"
 #include "tracker/api/wire_json.h"
 #include "tracker/client/http_client.h"
@@ -116,6 +118,22 @@ api::MetricSeries TrackerReader::metric_series(std::int64_t run_id, const std::s
   const std::string target =
       api::route_path(api::RouteId::kMetricSeries, {run_arg(run_id)}) + api::query_string(query);
   return call<api::MetricSeries>("GET", target);
+}
+
+api::SeriesList TrackerReader::series_of_runs(const api::SeriesQuery& query) {
+  api::SeriesList all;
+  for (std::size_t first = 0; first < query.runs.size(); first += api::kMaxSeriesRuns) {
+    api::SeriesQuery part = query;
+    const auto begin = query.runs.begin() + static_cast<std::ptrdiff_t>(first);
+    part.runs.assign(begin, begin + static_cast<std::ptrdiff_t>(
+                                        std::min(api::kMaxSeriesRuns, query.runs.size() - first)));
+    const std::string target =
+        api::route_path(api::RouteId::kSeriesOfRuns) + api::query_string(api::to_query(part));
+    api::SeriesList answer = call<api::SeriesList>("GET", target);
+    all.max_points = first == 0 ? answer.max_points : std::min(all.max_points, answer.max_points);
+    for (api::RunSeries& s : answer.series) all.series.push_back(std::move(s));
+  }
+  return all;
 }
 
 std::vector<api::SweepSummary> TrackerReader::sweeps() {

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "tracker/api/run_query.h"
+#include "tracker/api/series_query.h"
 #include "tracker/api/wire_types.h"
 #include "tracker/client/daemon_address.h"
 
@@ -59,6 +60,10 @@ class TrackerReader {
   // Every stored point of a series, exactly (no downsampling), read a page at a time
   // (`after_step`).
   std::vector<api::SeriesPoint> all_points(std::int64_t run_id, const std::string& key);
+  // Many series in one request (GET /api/series), by run as asked, then by key; more runs than
+  // the daemon answers at once (api::kMaxSeriesRuns) in further requests. max_points of the
+  // answer: the lowest bound a request's series were read with.
+  api::SeriesList series_of_runs(const api::SeriesQuery& query);
   std::vector<api::SweepSummary> sweeps();
   api::SweepTable sweep_table(const std::string& sweep);
   // status: running, finished, failed, killed, preempted or crashed (the run's current attempt).

@@ -122,11 +122,6 @@
     return body;
   }
 
-  const seriesPath = (runId, key) =>
-    `/api/runs/${encodeURIComponent(runId)}/metrics?key=${encodeURIComponent(key)}` +
-    `&max_points=${nmt.MAX_POINTS}`;
-  const fetchSeries = async (runId, key) => (await api(seriesPath(runId, key))).points || [];
-
   // ---- pages, routing and live refresh --------------------------------------------------------
 
   function showError(error) {
@@ -136,7 +131,7 @@
   }
 
   function newCurves(container) {
-    curves = new nmt.CurveView(container, fetchSeries);
+    curves = new nmt.CurveView(container);
     return curves;
   }
 

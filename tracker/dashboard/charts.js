@@ -15,8 +15,11 @@
 window.nmt = window.nmt || {};
 
 (function (nmt) {
-  // Series fetched per request; about the pixel width of a chart.
+  // The most points of a series fetched for a chart; a chart asks for about its width in pixels.
   nmt.MAX_POINTS = 1000;
+  const MIN_POINTS = 200;
+  const CHART_MIN_WIDTH = 520; // .charts in style.css: columns of at least this many pixels
+  const Y_AXIS_WIDTH = 80; // the y axis' labels (axisLabelWidth below) and padding
   // The cumulative token count that the "tokens" x axis reads; offered only when every run drawn
   // logs it (the trainer logs train/tokens_per_s, a rate, which is no axis).
   nmt.TOKENS_KEY = "train/tokens";
@@ -44,16 +47,32 @@ window.nmt = window.nmt || {};
 
   const fmtX = (xMode) => (xMode === "time" ? fmtSeconds : nmt.fmtCount);
 
+  // The canvas position of a point as graph.toDomCoords() computes it (x linear, y linear or
+  // logarithmic), without its cost per call: the underlay places every point of every series.
+  function domCoords(graph) {
+    const area = graph.getArea();
+    const [x0, x1] = graph.xAxisRange();
+    const [y0, y1] = graph.yAxisRange();
+    const log = graph.getOption("logscale");
+    const scale = log ? Math.log10 : (v) => v;
+    const top = scale(y1);
+    const span = top - scale(y0);
+    return {
+      x: (x) => area.x + ((x - x0) / (x1 - x0)) * area.w,
+      y: (y) => area.y + ((top - scale(y)) / span) * area.h,
+    };
+  }
+
   // The charts of one page, under `container`, with the x-axis choice and the smoothing slider.
-  // `fetchSeries(runId, key)` answers a promise of points. setGroups() says what to draw:
+  // setGroups() says what to draw:
   // [{id, title, series: [{label, runId, key, start, tokens (bool: the run logs TOKENS_KEY)}]}].
   class CurveView {
-    constructor(container, fetchSeries) {
-      this.fetchSeries = fetchSeries;
+    constructor(container) {
       this.groups = [];
       this.points = new Map(); // "runId key" -> points
       this.charts = new Map(); // group id -> {box, plot, readout, graph, ...}
       window.nmtRawDrawn = {};
+      window.nmtCurveMs = { refresh: 0, draw: 0 }; // the last refresh() and draw(), for the benchmark
       this.xSelect = node("select", "x-axis");
       this.xSelect.addEventListener("change", () => {
         nmt.chartPrefs.xMode = this.xSelect.value;
@@ -80,20 +99,62 @@ window.nmt = window.nmt || {};
       this.groups = groups;
     }
 
-    // Fetches every series of every group, and train/tokens of the runs that log it (the browser
-    // queues what exceeds its connections).
+    // Fetches every series of every group, and train/tokens of the runs that log it: a request
+    // per group of panels (nmt.fetchSeriesOf), or one per series with ?series=single.
     async refresh() {
+      const started = performance.now();
+      try {
+        await this.fetchAll();
+      } finally {
+        window.nmtCurveMs.refresh = performance.now() - started;
+      }
+    }
+
+    // A chart is drawn as soon as its series are in (the next draw() leaves it as it is), so
+    // drawing the first charts overlaps fetching the others.
+    async fetchAll() {
       const wanted = new Map();
+      const needs = new Map(); // group id -> the series it draws, and the token counts they use
       for (const g of this.groups) {
+        const ids = [];
         for (const s of g.series) {
           wanted.set(s.runId + " " + s.key, s);
-          if (s.tokens) wanted.set(s.runId + " " + nmt.TOKENS_KEY, { runId: s.runId, key: nmt.TOKENS_KEY });
+          ids.push(s.runId + " " + s.key);
+          if (s.tokens) {
+            wanted.set(s.runId + " " + nmt.TOKENS_KEY, { runId: s.runId, key: nmt.TOKENS_KEY });
+            ids.push(s.runId + " " + nmt.TOKENS_KEY);
+          }
         }
+        needs.set(g.id, ids);
       }
-      const fetched = await Promise.all(
-        [...wanted.entries()].map(async ([id, s]) => [id, await this.fetchSeries(s.runId, s.key)])
-      );
-      this.points = new Map(fetched);
+      for (const g of this.groups) this.chartFor(g); // in the groups' order, whichever comes first
+      const points = new Map();
+      const settings = this.settings();
+      const early = new Set();
+      const arrived = (part) => {
+        for (const [id, list] of part) points.set(id, list);
+        if (this.destroyed) return;
+        for (const g of this.groups) {
+          if (!early.has(g.id) && needs.get(g.id).every((id) => points.has(id))) {
+            this.drawGroup(g, points, settings);
+            early.add(g.id);
+          }
+        }
+      };
+      const get = nmt.SERIES_BATCHED ? nmt.fetchSeriesOf : nmt.fetchSeriesOneByOne;
+      if (wanted.size > 0) await get([...wanted.values()], this.maxPoints(), arrived);
+      this.points = points;
+      this.drawnEarly = early;
+      this.drawnWith = settings;
+    }
+
+    // About one point per pixel of a chart's plot area (its width less the y axis): what the
+    // chart can show.
+    maxPoints() {
+      const width = this.grid.clientWidth || nmt.MAX_POINTS;
+      const columns = Math.max(1, Math.floor(width / CHART_MIN_WIDTH));
+      const plot = Math.ceil(width / columns) - Y_AXIS_WIDTH;
+      return Math.max(MIN_POINTS, Math.min(nmt.MAX_POINTS, plot));
     }
 
     // The x axes every drawn series can use: tokens only when each run logs its token count.
@@ -104,6 +165,13 @@ window.nmt = window.nmt || {};
     }
 
     draw() {
+      const started = performance.now();
+      this.drawAll();
+      window.nmtCurveMs.draw = performance.now() - started;
+    }
+
+    // The x axis and smoothing to draw with; the x-axis menu offers what the groups allow.
+    settings() {
       const modes = this.xModes();
       if (this.xSelect.options.length !== modes.length) {
         this.xSelect.replaceChildren(...modes.map(([value, label]) => {
@@ -115,24 +183,38 @@ window.nmt = window.nmt || {};
       const wanted = nmt.chartPrefs.xMode;
       const xMode = modes.some(([m]) => m === wanted) ? wanted : "step";
       this.xSelect.value = xMode;
-      const smoothing = nmt.chartPrefs.smoothing;
+      return { xMode, smoothing: nmt.chartPrefs.smoothing };
+    }
+
+    // Every chart; those the last refresh drew with the same settings are left as they are.
+    drawAll() {
+      const settings = this.settings();
+      const same = this.drawnWith && this.drawnWith.xMode === settings.xMode &&
+        this.drawnWith.smoothing === settings.smoothing;
       const seen = new Set();
       for (const g of this.groups) {
         seen.add(g.id);
-        const chart = this.chartFor(g);
-        chart.series = g.series.map((s) => nmt.prepareSeries({
-          points: this.points.get(s.runId + " " + s.key) || [],
-          start: s.start,
-          tokens: this.points.get(s.runId + " " + nmt.TOKENS_KEY),
-        }, xMode, smoothing));
-        chart.labels = g.series.map((s) => s.label);
-        chart.smoothing = smoothing;
-        chart.xMode = xMode;
-        this.drawChart(g, chart);
+        if (!(same && this.drawnEarly && this.drawnEarly.has(g.id))) {
+          this.drawGroup(g, this.points, settings);
+        }
       }
+      this.drawnEarly = null;
       for (const [id, chart] of this.charts) {
         if (!seen.has(id)) this.dropChart(id, chart);
       }
+    }
+
+    drawGroup(g, points, { xMode, smoothing }) {
+      const chart = this.chartFor(g);
+      chart.series = g.series.map((s) => nmt.prepareSeries({
+        points: points.get(s.runId + " " + s.key) || [],
+        start: s.start,
+        tokens: points.get(s.runId + " " + nmt.TOKENS_KEY),
+      }, xMode, smoothing));
+      chart.labels = g.series.map((s) => s.label);
+      chart.smoothing = smoothing;
+      chart.xMode = xMode;
+      this.drawChart(g, chart);
     }
 
     chartFor(group) {
@@ -193,6 +275,7 @@ window.nmt = window.nmt || {};
     // Behind the drawn series: each downsampled bucket's min-max band, and with smoothing the
     // raw series, faint. Counts the raw points it drew, for the tests.
     drawUnderlay(chart, id, ctx, area, graph) {
+      const dom = domCoords(graph);
       let drawn = 0;
       ctx.save();
       ctx.beginPath();
@@ -204,13 +287,11 @@ window.nmt = window.nmt || {};
           ctx.globalAlpha = 0.15;
           ctx.beginPath();
           s.xs.forEach((x, j) => {
-            const [px, py] = graph.toDomCoords(x, s.high[j]);
-            if (j === 0) ctx.moveTo(px, py);
-            else ctx.lineTo(px, py);
+            if (j === 0) ctx.moveTo(dom.x(x), dom.y(s.high[j]));
+            else ctx.lineTo(dom.x(x), dom.y(s.high[j]));
           });
           for (let j = s.xs.length - 1; j >= 0; j -= 1) {
-            const [px, py] = graph.toDomCoords(s.xs[j], s.low[j]);
-            ctx.lineTo(px, py);
+            ctx.lineTo(dom.x(s.xs[j]), dom.y(s.low[j]));
           }
           ctx.closePath();
           ctx.fill();
@@ -220,9 +301,8 @@ window.nmt = window.nmt || {};
           ctx.lineWidth = 1;
           ctx.beginPath();
           s.xs.forEach((x, j) => {
-            const [px, py] = graph.toDomCoords(x, s.raw[j]);
-            if (j === 0) ctx.moveTo(px, py);
-            else ctx.lineTo(px, py);
+            if (j === 0) ctx.moveTo(dom.x(x), dom.y(s.raw[j]));
+            else ctx.lineTo(dom.x(x), dom.y(s.raw[j]));
             drawn += 1;
           });
           ctx.stroke();
@@ -323,6 +403,7 @@ window.nmt = window.nmt || {};
     }
 
     destroy() {
+      this.destroyed = true;
       for (const [id, chart] of this.charts) this.dropChart(id, chart);
     }
   }

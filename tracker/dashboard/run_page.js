@@ -48,6 +48,21 @@
       : el("div", { className: "table-scroll" }, table(columns, items, { id }))];
   }
 
+  // The newest attempt's provenance, one row per key; where an earlier attempt had another value
+  // (another GPU, a moved directory's command line), it is named beside.
+  function provenanceRows(attempts) {
+    const recorded = attempts.filter((a) => a.provenance && Object.keys(a.provenance).length > 0);
+    if (recorded.length === 0) return [];
+    const newest = recorded[recorded.length - 1];
+    return Object.keys(newest.provenance).sort().map((key) => ({
+      key,
+      value: newest.provenance[key],
+      earlier: recorded.slice(0, -1)
+        .filter((a) => a.provenance[key] !== undefined && a.provenance[key] !== newest.provenance[key])
+        .map((a) => `attempt ${a.attempt}: ${a.provenance[key]}`).join("; "),
+    }));
+  }
+
   function drawDetails(box, run, viewer) {
     const params = Object.entries(run.params || {})
       .sort(([a], [b]) => a.localeCompare(b, undefined, { numeric: true }))
@@ -60,7 +75,10 @@
       ...section("Attempts", attempts, [field("attempt"),
         { label: "status", value: (a) => statusCell(a.status) },
         timeField("started_at", "started"), timeField("ended_at", "ended"), field("host"),
-        field("world_size"), field("slurm_job_id"), field("slurm_array_id")], "attempts"),
+        field("world_size"), field("slurm_job_id"), field("slurm_array_id"), field("run_dir")],
+      "attempts"),
+      ...section("Provenance", provenanceRows(attempts), [field("key"), field("value"),
+        { label: "earlier attempts", value: (row) => row.earlier }], "provenance"),
       ...section("Artifacts", run.artifacts || [], ["kind", "path", "step", "averaged_from"]
         .map(field).concat([timeField("created_at", "time"),
           { label: "", value: (a) => (a.has_content ? viewButton(viewer, run, a) : "") }]), "artifacts"),

@@ -1,6 +1,7 @@
 // The series math of the dashboard's charts, apart from drawing: which chart a metric key goes
 // to, TensorBoard's debiased smoothing, the x of a point on the step, time or tokens axis, and
-// the merge of a chart's series into one table for dygraphs.
+// the merge of a chart's series into one table for dygraphs; and the fetch of many series in few
+// requests (GET /api/series).
 "use strict";
 
 window.nmt = window.nmt || {};
@@ -102,6 +103,72 @@ window.nmt = window.nmt || {};
       });
     });
     return [...rows.values()].sort((a, b) => a[0] - b[0]);
+  };
+
+  // GET /api/series answers at most this many runs per request (tracker/api/limits.h); its key
+  // lists are kept short enough for a URL. A page's series go in requests of about
+  // SERIES_PER_GROUP series each (a group of panels): the daemon reads the next group while
+  // it writes the answer of one, and the browser parses one while the next is on its way.
+  const SERIES_MAX_RUNS = 50;
+  const SERIES_MAX_KEYS_TEXT = 2000;
+  const SERIES_PER_GROUP = 50;
+
+  // With ?series=single in the page's URL, one request per series (GET /api/runs/{run}/metrics),
+  // so that the benchmark can time both ways.
+  nmt.SERIES_BATCHED = new URLSearchParams(location.search).get("series") !== "single";
+
+  // `keys` in lists of at most `count` whose comma-joined text fits a URL.
+  function keyChunks(keys, count) {
+    const chunks = [];
+    let chunk = [];
+    let length = 0;
+    for (const key of keys) {
+      if (chunk.length > 0 && (length + key.length + 1 > SERIES_MAX_KEYS_TEXT ||
+        chunk.length === count)) {
+        chunks.push(chunk);
+        chunk = [];
+        length = 0;
+      }
+      chunk.push(key);
+      length += key.length + 1;
+    }
+    return chunk.length > 0 ? chunks.concat([chunk]) : chunks;
+  }
+
+  // The points of each {runId, key} in `pairs`, fetched by GET /api/series per group of keys
+  // (and of runs, past SERIES_MAX_RUNS); a key holding a comma, which no key list can name, by its
+  // own series route. Each answer's part, a Map "runId key" -> points, goes to arrived(part) as it
+  // comes (a pair the daemon did not answer has no points), so charts can be drawn meanwhile.
+  nmt.fetchSeriesOf = async function (pairs, maxPoints, arrived) {
+    const runs = [...new Set(pairs.map((p) => p.runId))];
+    const keys = [...new Set(pairs.map((p) => p.key))].sort(byNaturalOrder);
+    const perRequest = Math.min(SERIES_MAX_RUNS, runs.length);
+    const keysPerRequest = Math.max(1, Math.floor(SERIES_PER_GROUP / perRequest));
+    const requests = [];
+    for (const chunk of keyChunks(keys.filter((k) => !k.includes(",")), keysPerRequest)) {
+      for (let i = 0; i < runs.length; i += perRequest) {
+        const query = new URLSearchParams({ runs: runs.slice(i, i + perRequest).join(","),
+          keys: chunk.join(","), max_points: String(maxPoints) });
+        const asked = runs.slice(i, i + perRequest).flatMap((run) => chunk.map((key) => run + " " + key));
+        requests.push(nmt.api("/api/series?" + query.toString()).then((answer) => {
+          const part = new Map(asked.map((id) => [id, []]));
+          for (const s of answer.series) part.set(s.run_id + " " + s.key, s.points);
+          arrived(part);
+        }));
+      }
+    }
+    requests.push(nmt.fetchSeriesOneByOne(pairs.filter((p) => p.key.includes(",")), maxPoints, arrived));
+    await Promise.all(requests);
+  };
+
+  // The same as fetchSeriesOf, one request per series (GET /api/runs/{run}/metrics); the browser
+  // queues what exceeds its connections.
+  nmt.fetchSeriesOneByOne = async function (pairs, maxPoints, arrived) {
+    await Promise.all(pairs.map(async (p) => {
+      const query = new URLSearchParams({ key: p.key, max_points: String(maxPoints) });
+      const answer = await nmt.api(`/api/runs/${encodeURIComponent(p.runId)}/metrics?${query}`);
+      arrived(new Map([[p.runId + " " + p.key, answer.points || []]]));
+    }));
   };
 
   // The last index of ascending `xs` at or before x, or -1.

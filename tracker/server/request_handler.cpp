@@ -15,8 +15,10 @@
 
 #include "tracker/api/artifact_content.h"
 #include "tracker/api/run_query.h"
+#include "tracker/api/series_query.h"
 #include "tracker/api/wire_json.h"
 #include "tracker/dashboard/dashboard.h"
+#include "tracker/server/series_batch.h"
 #include "tracker/server/sweep_layout.h"
 
 namespace nmt::tracker {
@@ -197,6 +199,12 @@ Response RequestHandler::route_api(const Request& request, const api::RouteMatch
       return ingest_metrics(run_id, request);
     case api::RouteId::kMetricSeries:
       return metric_series(run_id, request);
+    case api::RouteId::kSeriesOfRuns: {
+      const api::SeriesQuery query = api::series_query_from(request.query);
+      return json_response(200, with_reader([&](RunStore& store) {
+                             return read_series(store, query, options_.max_response_points);
+                           }));
+    }
     case api::RouteId::kLogEval:
       return log_eval(run_id, request);
     case api::RouteId::kLogArtifact:

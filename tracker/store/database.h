@@ -1,7 +1,9 @@
 #pragma once
 // The tracker's SQLite database, owned by the daemon alone. Opening it sets WAL mode (readers never
 // block the single writer), a busy timeout, foreign keys, and brings the schema to the current
-// version through the migrations in schema.cpp, each in its own transaction.
+// version through the migrations in schema.cpp, each in its own transaction. A connection is for
+// one thread at a time (opened without SQLite's per-connection mutex): callers serialize, as
+// RequestHandler does with a lock per connection.
 
 #include <SQLiteCpp/Database.h>
 

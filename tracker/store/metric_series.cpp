@@ -1,12 +1,76 @@
-// RunStore's metric series: the points of one key, downsampled in SQL to equal-width step buckets
-// when asked for fewer than stored, with the newest point exactly. Values are always bound.
+// RunStore's metric series: the points of one key, downsampled to equal-width step buckets when
+// asked for fewer than stored (in one pass over the index in step order: no sort), with the
+// newest point exactly. Values are always bound.
 
 #include <fmt/format.h>
+
+#include <algorithm>
+#include <utility>
+#include <vector>
 
 #include "tracker/store/run_store.h"
 #include "tracker/store/sql_rows.h"
 
 namespace nmt::tracker {
+namespace {
+
+// A stored point as a series answers it: one point per step, so min = max = value.
+api::SeriesPoint stored_point(SQLite::Statement& row) {
+  const double value = row.getColumn(1).getDouble();
+  return api::SeriesPoint{
+      row.getColumn(0).getInt64(), value, value, value, optional_integer(row.getColumn(2)),
+      row.getColumn(3).getDouble()};
+}
+
+// Points in step order gathered into the buckets (step - first) / width: per bucket its first
+// step, the mean, min and max value, the rank when one rank alone is in it, the latest time.
+class StepBuckets {
+ public:
+  StepBuckets(std::int64_t first, std::int64_t width) : first_(first), width_(width) {}
+
+  void add(const api::SeriesPoint& p) {
+    const std::int64_t bucket = (p.step - first_) / width_;
+    if (count_ == 0 || bucket != bucket_) {
+      flush();
+      bucket_ = bucket;
+      open_ = p;
+      sum_ = 0;
+      low_rank_ = high_rank_ = p.rank;
+    }
+    ++count_;
+    sum_ += p.value;
+    open_.min = std::min(open_.min, p.value);
+    open_.max = std::max(open_.max, p.value);
+    open_.time = std::max(open_.time, p.time);
+    if (p.rank) {
+      low_rank_ = low_rank_ ? std::min(*low_rank_, *p.rank) : *p.rank;
+      high_rank_ = high_rank_ ? std::max(*high_rank_, *p.rank) : *p.rank;
+    }
+  }
+
+  std::vector<api::SeriesPoint> take() {
+    flush();
+    return std::move(done_);
+  }
+
+ private:
+  void flush() {
+    if (count_ == 0) return;
+    open_.value = sum_ / static_cast<double>(count_);
+    open_.rank = low_rank_ == high_rank_ ? low_rank_ : std::nullopt;
+    done_.push_back(open_);
+    count_ = 0;
+  }
+
+  std::int64_t first_, width_;
+  std::int64_t bucket_ = 0, count_ = 0;
+  api::SeriesPoint open_;
+  double sum_ = 0;
+  std::optional<std::int64_t> low_rank_, high_rank_;
+  std::vector<api::SeriesPoint> done_;
+};
+
+}  // namespace
 
 // MAX(step) is one seek in metrics_series(run_id, key, step), unique: one row per step is read.
 std::optional<api::LastPoint> RunStore::last_point(std::int64_t run_id, const std::string& key,
@@ -19,6 +83,11 @@ std::optional<api::LastPoint> RunStore::last_point(std::int64_t run_id, const st
   if (!query.executeStep()) return std::nullopt;
   return api::LastPoint{query.getColumn(0).getInt64(), query.getColumn(1).getDouble(),
                         query.getColumn(2).getInt64(), query.getColumn(3).getDouble()};
+}
+
+std::vector<std::string> RunStore::series_keys(std::int64_t run_id) {
+  require_run(run_id);
+  return metric_keys(run_id);
 }
 
 api::MetricSeries RunStore::metric_series(std::int64_t run_id, const std::string& key,
@@ -41,46 +110,49 @@ api::MetricSeries RunStore::metric_series(std::int64_t run_id, const std::string
       statement.bind(3, *rank);
     }
   };
-  const int next_index = rank ? 4 : 3;
-  SQLite::Statement range(sql_, "SELECT COUNT(*), MIN(step), MAX(step)" + where);
-  bind_where(range);
-  range.executeStep();
   api::MetricSeries series;
   series.key = key;
-  series.total_points = range.getColumn(0).getInt64();
   series.last = last_point(run_id, key, rank);
-  series.downsampled = !after_step && max_points && series.total_points > *max_points;
-  std::string select;
   if (after_step) {
-    select = "SELECT step, value, value, value, rank, wall_time" + where +
-             " AND step > ? ORDER BY step, rank, rowid" + (max_points ? " LIMIT ?" : "");
-  } else if (!series.downsampled) {
-    select =
-        "SELECT step, value, value, value, rank, wall_time" + where + " ORDER BY step, rank, rowid";
-  } else {
-    // Equal-width step buckets; width = ceil(span / max_points) keeps the bucket count in bounds.
-    select =
-        "SELECT MIN(step), AVG(value), MIN(value), MAX(value), "
-        "CASE WHEN MIN(rank) = MAX(rank) THEN MIN(rank) END, MAX(wall_time)" +
-        where + " GROUP BY (step - ?) / ? ORDER BY 1";
+    SQLite::Statement count(sql_, "SELECT COUNT(*)" + where);
+    bind_where(count);
+    count.executeStep();
+    series.total_points = count.getColumn(0).getInt64();
+    SQLite::Statement page(sql_, "SELECT step, value, rank, wall_time" + where +
+                                     " AND step > ? ORDER BY step, rank, rowid" +
+                                     (max_points ? " LIMIT ?" : ""));
+    bind_where(page);
+    page.bind(rank ? 4 : 3, *after_step);
+    if (max_points) page.bind(rank ? 5 : 4, *max_points);
+    while (page.executeStep()) series.points.push_back(stored_point(page));
+    return series;
   }
-  SQLite::Statement points(sql_, select);
+  if (!series.last) return series;
+  // One pass in step order (the index's, unique per step): every point counted and kept while
+  // there are at most max_points, and gathered into equal-width step buckets, which replace them
+  // past that. Width ceil(span / max_points) keeps the bucket count in bounds.
+  SQLite::Statement first(sql_, "SELECT MIN(step)" + where);
+  bind_where(first);
+  first.executeStep();
+  const std::int64_t first_step = first.getColumn(0).getInt64();
+  const std::int64_t span = series.last->step - first_step + 1;
+  const std::int64_t width = max_points ? (span + *max_points - 1) / *max_points : span;
+  StepBuckets buckets(first_step, width);
+  SQLite::Statement points(sql_, "SELECT step, value, rank, wall_time" + where + " ORDER BY step");
   bind_where(points);
-  if (after_step) {
-    points.bind(next_index, *after_step);
-    if (max_points) points.bind(next_index + 1, *max_points);
-  } else if (series.downsampled) {
-    const std::int64_t first = range.getColumn(1).getInt64();
-    const std::int64_t span = range.getColumn(2).getInt64() - first + 1;
-    points.bind(next_index, first);
-    points.bind(next_index + 1, (span + *max_points - 1) / *max_points);
-  }
   while (points.executeStep()) {
-    series.points.push_back(
-        api::SeriesPoint{points.getColumn(0).getInt64(), points.getColumn(1).getDouble(),
-                         points.getColumn(2).getDouble(), points.getColumn(3).getDouble(),
-                         optional_integer(points.getColumn(4)), points.getColumn(5).getDouble()});
+    const api::SeriesPoint point = stored_point(points);
+    buckets.add(point);
+    if (!max_points || ++series.total_points <= *max_points) {
+      series.points.push_back(point);
+    } else if (!series.downsampled) {
+      series.downsampled = true;
+      series.points.clear();
+      series.points.shrink_to_fit();
+    }
   }
+  if (!max_points) series.total_points = static_cast<std::int64_t>(series.points.size());
+  if (series.downsampled) series.points = buckets.take();
   return series;
 }
 

@@ -64,9 +64,7 @@ std::string sort_expression(const std::string& field, double now) {
 
 // A query value that reads wholly as a finite number ("256", "0.1", "1e-4"); bools as 1/0.
 std::optional<double> parse_number(const std::string& text) {
-  if (text == "true" || text == "false") {
-    return text == "true" ? 1.0 : 0.0;
-  }
+  if (const auto flag = bool_number(text)) return flag;
   if (text.empty() || std::isspace(static_cast<unsigned char>(text.front()))) {
     return std::nullopt;
   }
@@ -239,15 +237,18 @@ api::RunDetail RunStore::get_run(std::int64_t run_id) {
 
   SQLite::Statement attempts(sql_,
                              "SELECT attempt, status, started_at, ended_at, host, world_size, "
-                             "slurm_job_id, slurm_array_id FROM run_attempts WHERE run_id = ? "
-                             "ORDER BY attempt");
+                             "slurm_job_id, slurm_array_id, run_dir, provenance FROM run_attempts "
+                             "WHERE run_id = ? ORDER BY attempt");
   attempts.bind(1, run_id);
   while (attempts.executeStep()) {
+    const auto provenance = optional_text(attempts.getColumn(9));
     run.attempts.push_back(
         api::Attempt{attempts.getColumn(0).getInt64(), attempts.getColumn(1).getString(),
                      attempts.getColumn(2).getDouble(), optional_number(attempts.getColumn(3)),
                      optional_text(attempts.getColumn(4)), optional_integer(attempts.getColumn(5)),
-                     optional_text(attempts.getColumn(6)), optional_text(attempts.getColumn(7))});
+                     optional_text(attempts.getColumn(6)), optional_text(attempts.getColumn(7)),
+                     optional_text(attempts.getColumn(8)),
+                     provenance ? params_of_json(*provenance) : api::Params{}});
   }
   SQLite::Statement evals(sql_,
                           "SELECT id, split, step, checkpoint, bleu, chrf, perplexity, signature, "

@@ -133,10 +133,12 @@ RunHandle RunStore::insert_run(std::int64_t experiment, const RunSpec& spec, dou
 void RunStore::insert_attempt(std::int64_t run_id, const RunSpec& spec, double now) {
   SQLite::Statement insert(sql_,
                            "INSERT INTO run_attempts(run_id, attempt, started_at, status, host, "
-                           "world_size, slurm_job_id, slurm_array_id) "
-                           "VALUES (?, ?, ?, 'running', ?, ?, ?, ?)");
+                           "world_size, slurm_job_id, slurm_array_id, run_dir, provenance) "
+                           "VALUES (?, ?, ?, 'running', ?, ?, ?, ?, ?, ?)");
+  const std::optional<std::string> provenance =
+      spec.provenance.empty() ? std::nullopt : std::optional(params_json(spec.provenance));
   bind_values(insert, 1, run_id, spec.attempt.value_or(1), now, spec.host, spec.world_size,
-              spec.slurm_job_id, spec.slurm_array_id);
+              spec.slurm_job_id, spec.slurm_array_id, spec.run_dir, provenance);
   insert.exec();
 }
 
@@ -148,11 +150,7 @@ void RunStore::upsert_params(std::int64_t run_id, const api::Params& params) {
     upsert_param_.bind(2, key);
     if (const auto* text = std::get_if<std::string>(&value)) {
       upsert_param_.bind(3, *text);
-      if (*text == "true" || *text == "false") {
-        upsert_param_.bind(4, *text == "true" ? 1.0 : 0.0);  // filters by 1/0 still find it
-      } else {
-        upsert_param_.bind(4);
-      }
+      bind_optional(upsert_param_, 4, bool_number(*text));  // filters by 1/0 still find bools
     } else {
       upsert_param_.bind(3);
       upsert_param_.bind(4, std::get<double>(value));

@@ -138,39 +138,84 @@ IngestResult RunStore::ingest_metrics(std::int64_t run_id, std::int64_t rank, st
 
 std::int64_t RunStore::log_eval(std::int64_t run_id, const EvalRecord& eval) {
   require_text(eval.split, "split");
-  return insert_record(run_id,
-                       "INSERT INTO evals(run_id, split, step, checkpoint, bleu, chrf, perplexity, "
-                       "signature, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                       [&](SQLite::Statement& insert) {
-                         bind_values(insert, 2, eval.split, eval.step, eval.checkpoint, eval.bleu,
-                                     eval.chrf, eval.perplexity, eval.signature);
-                       });
+  const auto bind_fields = [&](SQLite::Statement& statement) {
+    bind_values(statement, 2, eval.split, eval.step, eval.checkpoint, eval.bleu, eval.chrf,
+                eval.perplexity, eval.signature);
+  };
+  SQLite::Transaction transaction(sql_, SQLite::TransactionBehavior::IMMEDIATE);
+  require_run(run_id);
+  // IS: NULL-safe equality, so an absent figure matches only an absent one.
+  if (const auto existing = find_record(
+          run_id,
+          "SELECT id FROM evals WHERE run_id = ? AND split = ? AND step IS ? AND checkpoint IS ? "
+          "AND bleu IS ? AND chrf IS ? AND perplexity IS ? AND signature IS ? ORDER BY id LIMIT 1",
+          bind_fields)) {
+    return *existing;  // the rollback writes nothing
+  }
+  const std::int64_t id = insert_record(run_id,
+                                        "INSERT INTO evals(run_id, split, step, checkpoint, bleu, "
+                                        "chrf, perplexity, signature, created_at) "
+                                        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                                        bind_fields);
+  transaction.commit();
+  return id;
 }
 
 std::int64_t RunStore::log_artifact(std::int64_t run_id, const ArtifactRecord& artifact) {
   require_text(artifact.kind, "kind");
   require_text(artifact.path, "path");
-  return insert_record(run_id,
+  SQLite::Transaction transaction(sql_, SQLite::TransactionBehavior::IMMEDIATE);
+  require_run(run_id);
+  const auto existing =
+      find_record(run_id,
+                  "SELECT id FROM artifacts WHERE run_id = ? AND kind = ? AND "
+                  "path = ? AND step IS ? ORDER BY id LIMIT 1",
+                  [&](SQLite::Statement& find) {
+                    bind_values(find, 2, artifact.kind, artifact.path, artifact.step);
+                  });
+  std::int64_t id = 0;
+  if (existing) {
+    id = *existing;
+    // Only a field sent and different is written, so a record sent again changes no row.
+    SQLite::Statement update(sql_,
+                             "UPDATE artifacts SET content = COALESCE(?1, content), "
+                             "averaged_from = COALESCE(?2, averaged_from) WHERE id = ?3 AND "
+                             "(content IS NOT COALESCE(?1, content) OR "
+                             "averaged_from IS NOT COALESCE(?2, averaged_from))");
+    bind_values(update, 1, artifact.content, artifact.averaged_from);
+    update.bind(3, id);
+    update.exec();
+  } else {
+    id = insert_record(run_id,
                        "INSERT INTO artifacts(run_id, kind, path, step, averaged_from, content, "
                        "created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
                        [&](SQLite::Statement& insert) {
                          bind_values(insert, 2, artifact.kind, artifact.path, artifact.step,
                                      artifact.averaged_from, artifact.content);
                        });
+  }
+  transaction.commit();
+  return id;
+}
+
+std::optional<std::int64_t> RunStore::find_record(
+    std::int64_t run_id, const char* find_sql,
+    const std::function<void(SQLite::Statement&)>& bind_fields) {
+  SQLite::Statement find(sql_, find_sql);
+  find.bind(1, run_id);
+  bind_fields(find);
+  if (!find.executeStep()) return std::nullopt;
+  return find.getColumn(0).getInt64();
 }
 
 std::int64_t RunStore::insert_record(std::int64_t run_id, const char* sql,
                                      const std::function<void(SQLite::Statement&)>& bind_fields) {
-  SQLite::Transaction transaction(sql_, SQLite::TransactionBehavior::IMMEDIATE);
-  require_run(run_id);
   SQLite::Statement insert(sql_, sql);
   insert.bind(1, run_id);
   bind_fields(insert);
   insert.bind(insert.getBindParameterCount(), now_seconds());  // created_at
   insert.exec();
-  const std::int64_t id = sql_.getLastInsertRowid();
-  transaction.commit();
-  return id;
+  return sql_.getLastInsertRowid();
 }
 
 void RunStore::set_deleted(std::int64_t run_id, bool deleted) {

@@ -91,7 +91,13 @@ class RunStore {
                   std::optional<std::int64_t> attempt = std::nullopt);
   IngestResult ingest_metrics(std::int64_t run_id, std::int64_t rank, std::int64_t sequence,
                               const std::vector<MetricPoint>& points);
+  // An eval equal to one the run has (split, step, checkpoint, figures, signature) is that eval:
+  // its id, nothing written; so a record delivered twice (a spool replayed, a run synced again)
+  // is kept once.
   std::int64_t log_eval(std::int64_t run_id, const EvalRecord& eval);
+  // An artifact with the (kind, path, step) of one the run has is that artifact: its id; the
+  // content and averaged_from sent replace the stored ones when they differ (absent ones keep
+  // them), created_at is kept.
   std::int64_t log_artifact(std::int64_t run_id, const ArtifactRecord& artifact);
   // For the per-run limits (api::WriteLimits), asked by a caller that holds off every other write
   // until its own is done. The distinct metric keys run `run_id` would have with `keys` (distinct)
@@ -118,6 +124,8 @@ class RunStore {
                                   std::optional<std::int64_t> max_points,
                                   std::optional<std::int64_t> rank,
                                   std::optional<std::int64_t> after_step = std::nullopt);
+  // The run's metric keys, by key (one index seek each). NotFound for an unknown run.
+  std::vector<std::string> series_keys(std::int64_t run_id);
   // Every sweep with runs that are not deleted, by name.
   std::vector<api::SweepSummary> list_sweeps();
   // The sweep's runs that are not deleted, by row_index, then id. NotFound when there are none.
@@ -130,11 +138,15 @@ class RunStore {
   void insert_attempt(std::int64_t run_id, const RunSpec& spec, double now);
   void upsert_params(std::int64_t run_id, const api::Params& params);
   void require_run(std::int64_t run_id);
-  // One row of a run's records (evals, artifacts) in its own transaction: `sql` lists run_id
+  // One row of a run's records (evals, artifacts), in the caller's transaction: `sql` lists run_id
   // first and created_at last; `bind_fields` binds the record's own fields in between. Returns the
   // row's id.
   std::int64_t insert_record(std::int64_t run_id, const char* sql,
                              const std::function<void(SQLite::Statement&)>& bind_fields);
+  // The id of the run's row that `find_sql` (run_id first, then what `bind_fields` binds) selects.
+  std::optional<std::int64_t> find_record(
+      std::int64_t run_id, const char* find_sql,
+      const std::function<void(SQLite::Statement&)>& bind_fields);
   api::Params run_params(std::int64_t run_id);
   std::vector<std::string> metric_keys(std::int64_t run_id);
   // The newest point of a series: its highest step (one point per step), of `rank` when given.

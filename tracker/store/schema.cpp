@@ -177,6 +177,12 @@ const std::vector<const char*>& migrations() {
       R"sql(
       ALTER TABLE artifacts ADD COLUMN content TEXT;
       )sql",
+      // 7: each attempt's run directory and provenance (a JSON object of flat keys, as the
+      // registration sent it); NULL for attempts recorded before and for clients that send none.
+      R"sql(
+      ALTER TABLE run_attempts ADD COLUMN run_dir TEXT;
+      ALTER TABLE run_attempts ADD COLUMN provenance TEXT;
+      )sql",
   };
   return kMigrations;
 }

@@ -1,6 +1,10 @@
 #include "tracker/store/sql_rows.h"
 
+#include "tracker/api/wire_json.h"
+
 #include <fmt/format.h>
+
+#include <nlohmann/json.hpp>
 
 #include <chrono>
 #include <stdexcept>
@@ -27,6 +31,22 @@ api::ParamValue param_value(const SQLite::Column& text, const SQLite::Column& nu
   if (!text.isNull()) return text.getString();
   if (!number.isNull()) return number.getDouble();
   return std::string();
+}
+
+std::optional<double> bool_number(const std::string& text) {
+  if (text == "true") return 1.0;
+  if (text == "false") return 0.0;
+  return std::nullopt;
+}
+
+std::string params_json(const api::Params& params) {
+  nlohmann::json object = nlohmann::json::object();
+  for (const auto& [key, value] : params) object[key] = value;
+  return object.dump();
+}
+
+api::Params params_of_json(const std::string& text) {
+  return api::read_params(nlohmann::json::parse(text), "provenance");
 }
 
 void require_text(const std::string& value, const char* what) {

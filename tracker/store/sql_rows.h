@@ -28,6 +28,12 @@ std::optional<double> optional_number(const SQLite::Column& column);
 // A param stored as text (value_text) or as a number (value_num, NULL then in value_text); a bool
 // has both, "true"/"false" and 1/0, and reads as its text.
 api::ParamValue param_value(const SQLite::Column& text, const SQLite::Column& number);
+// The number a bool's text stands for (1 for "true", 0 for "false"); nullopt for other texts.
+std::optional<double> bool_number(const std::string& text);
+
+// A flat map (an attempt's provenance) as the JSON object text stored in one column, and back.
+std::string params_json(const api::Params& params);
+api::Params params_of_json(const std::string& text);
 
 template <typename T>
 void bind_optional(SQLite::Statement& statement, int index, const std::optional<T>& value) {

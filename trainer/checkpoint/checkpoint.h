@@ -18,8 +18,9 @@
 //   run_uid (the run directory's run.json uid; empty when written outside a run),
 //   log_window_updates, log_window_tgt_tokens, log_window_loss_sum, log_window_nll_sum (format 4:
 //   the train/* log window open at the step, over all ranks; absent before format 4, read as an
-//   empty window), and state_sha256 (format 3): the SHA-256 of all those but format_version, so
-//   that a changed step or config is refused like a flipped bit (the text hashed:
+//   empty window), tgt_tokens (format 5: target tokens trained up to the last log step; read as
+//   -1, unknown, before), and state_sha256 (format 3): the SHA-256 of all those but format_version,
+//   so that a changed step or config is refused like a flipped bit (the text hashed:
 //   checkpoint_state.cpp, state_checksum)
 // Written in memory bounded by one tensor, whatever the checkpoint's size: HDF5 lays out the file
 // in memory (metadata only; the tensors' datasets reserved, contiguous), then the file is written
@@ -46,7 +47,7 @@
 namespace nmt::checkpoint {
 
 inline constexpr const char* kCheckpointFormat = "nmt-checkpoint";
-inline constexpr std::int64_t kCheckpointFormatVersion = 4;
+inline constexpr std::int64_t kCheckpointFormatVersion = 5;
 inline constexpr std::int64_t kOldestReadableFormatVersion = 1;
 
 // Where training stands; with the parameters, the optimizer and the config (its update size and
@@ -69,6 +70,9 @@ struct TrainingState {
   // and in files before format 4.
   std::int64_t window_updates = 0, window_tgt_tokens = 0;
   double window_loss_sum = 0.0, window_nll_sum = 0.0;
+  // Target tokens of the updates trained up to the last log step (the train/tokens metric; the
+  // open window's are in window_tgt_tokens); -1 in files before format 5 (unknown).
+  std::int64_t tgt_tokens = 0;
 };
 
 // Saves `model` (and `optimizer`, may be null) with the RNG states, atomically. Refuses, naming

@@ -36,6 +36,7 @@ constexpr std::pair<const char*, AttributeType> kStateAttributes[] = {
     {"log_window_tgt_tokens", AttributeType::kInt},
     {"log_window_loss_sum", AttributeType::kDouble},
     {"log_window_nll_sum", AttributeType::kDouble},
+    {"tgt_tokens", AttributeType::kInt},
 };
 
 // SHA-256 of the state attributes present in `h5`, each as "name:type:length:value\n" (integers
@@ -88,6 +89,7 @@ void write_state(Hdf5File& h5, const TrainingState& s, const RunConfig& config) 
   h5.set_attribute("/", "log_window_tgt_tokens", s.window_tgt_tokens);
   h5.set_attribute("/", "log_window_loss_sum", s.window_loss_sum);
   h5.set_attribute("/", "log_window_nll_sum", s.window_nll_sum);
+  h5.set_attribute("/", "tgt_tokens", s.tgt_tokens);
   if (!s.vocab_model.empty()) {
     // A mismatch here is a caller's bug; caught now, not as a "corrupt" file at the next load.
     if (sha256_hex(s.vocab_model) != s.vocab_sha256) {
@@ -151,6 +153,8 @@ TrainingState read_state(const Hdf5File& h5) {
     s.window_loss_sum = h5.double_attribute("/", "log_window_loss_sum");
     s.window_nll_sum = h5.double_attribute("/", "log_window_nll_sum");
   }
+  s.tgt_tokens =
+      h5.int_attribute("/", "format_version") >= 5 ? h5.int_attribute("/", "tgt_tokens") : -1;
   if (h5.exists(kVocabModelDataset)) {
     const auto bytes = h5.read<std::uint8_t>(kVocabModelDataset);
     s.vocab_model.assign(bytes.begin(), bytes.end());

@@ -12,13 +12,14 @@ namespace nmt::train {
 // agree, so auto is bf16 only where every rank chose it). The resolved value replaces auto in the
 // run's config, hence in config.yaml and its checkpoints, and a resumed run asked for auto keeps
 // the precision its checkpoint was trained in rather than probing again.
-runtime::Precision choose_precision(RunConfig& config, const RunConfig* stored,
-                                    const c10::Device& device, const dist::Communicator& comm) {
-  if (config.train.precision == runtime::Precision::kAuto && stored != nullptr &&
-      stored->train.precision != runtime::Precision::kAuto) {
-    config.train.precision = stored->train.precision;
-  }
+runtime::PrecisionChoice choose_precision(RunConfig& config, const RunConfig* stored,
+                                          const c10::Device& device,
+                                          const dist::Communicator& comm) {
+  const bool kept = config.train.precision == runtime::Precision::kAuto && stored != nullptr &&
+                    stored->train.precision != runtime::Precision::kAuto;
+  if (kept) config.train.precision = stored->train.precision;
   auto choice = runtime::resolve_precision(config.train.precision, device);
+  if (kept) choice.reason = "auto: the precision the run's checkpoint was trained in";
   if (comm.size() > 1 && config.train.precision == runtime::Precision::kAuto) {
     std::vector<double> bf16 = {choice.precision == runtime::Precision::kBf16 ? 1.0 : 0.0};
     comm.allreduce_sum(bf16);
@@ -30,7 +31,7 @@ runtime::Precision choose_precision(RunConfig& config, const RunConfig* stored,
   if (comm.is_root()) {
     spdlog::info("precision {} ({})", runtime::precision_name(choice.precision), choice.reason);
   }
-  return choice.precision;
+  return choice;
 }
 
 // How many batches one update takes over all ranks: the config's, else the resumed checkpoint's,

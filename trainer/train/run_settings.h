@@ -12,10 +12,12 @@
 
 namespace nmt::train {
 
-// Resolves config.train.precision and returns it. `stored`: the config of the checkpoint a resumed
-// run continues (nullptr for a fresh run). Every rank calls it (a collective when auto).
-runtime::Precision choose_precision(RunConfig& config, const RunConfig* stored,
-                                    const c10::Device& device, const dist::Communicator& comm);
+// Resolves config.train.precision and returns it with the reason for it (logged by rank 0, and
+// the run's provenance). `stored`: the config of the checkpoint a resumed run continues (nullptr
+// for a fresh run). Every rank calls it (a collective when auto).
+runtime::PrecisionChoice choose_precision(RunConfig& config, const RunConfig* stored,
+                                          const c10::Device& device,
+                                          const dist::Communicator& comm);
 
 // Resolves config.train.update_batches and sets config.train.accumulation to this rank's share.
 // Throws std::invalid_argument, naming the field, when the ranks cannot share the update evenly.

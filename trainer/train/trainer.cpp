@@ -50,6 +50,7 @@ struct Trainer::Impl {
   double allreduce_seconds = 0.0, step_seconds_total = 0.0;
   c10::Device device{c10::kCPU};
   runtime::Precision precision = runtime::Precision::kFp32;  // resolved: never auto
+  std::string precision_reason;                              // why that one
   std::unique_ptr<TrainingData> data;
   std::unique_ptr<BatchStream> batches;  // this rank's share of data->train_batches
   model::Transformer model{nullptr};
@@ -64,8 +65,9 @@ struct Trainer::Impl {
   std::string unrecorded;  // why rank 0's sink cannot record; the run stops at the next update
   std::function<StopReason()> stop_source;         // polled once per update
   std::function<void(const RunConfig&)> on_start;  // with the resolved config, before step one
-  Trainer::GradientHook after_backward;            // tests: fault injection
-  runtime::LauncherVariables launcher;             // for the choice of this rank's GPU
+  std::function<void(const std::string&, std::int64_t)> on_checkpoint;  // rank 0, after a save
+  Trainer::GradientHook after_backward;                                 // tests: fault injection
+  runtime::LauncherVariables launcher;  // for the choice of this rank's GPU
 
   void setup(const RunConfig* resumed);
   UpdateStats update();
@@ -85,7 +87,9 @@ void Trainer::Impl::setup(const RunConfig* resumed) {
   const auto& t = config.train;
   device = choose_device(t, comm, launcher);
   if (device.is_cpu()) runtime::configure_cpu_threads(t.threads);
-  precision = choose_precision(config, resumed, device, comm);
+  const auto choice = choose_precision(config, resumed, device, comm);
+  precision = choice.precision;
+  precision_reason = choice.reason;
   if (device.is_cuda()) runtime::configure_cuda_matmuls(precision);
   choose_update_batches(config, resumed, comm);
   data = std::make_unique<TrainingData>(config);
@@ -149,6 +153,8 @@ void Trainer::Impl::log_update(const UpdateStats& u, TrainResult& result) {
   figures.step = state.step;
   figures.window_updates = totals.updates;
   figures.window_tgt_tokens = totals.tgt_tokens;
+  if (state.tgt_tokens >= 0) state.tgt_tokens += totals.tgt_tokens;
+  figures.tgt_tokens = state.tgt_tokens;
   figures.loss = totals.updates > 0 ? totals.loss_sum / tokens : std::nan("");
   figures.nll = totals.updates > 0 ? totals.nll_sum / tokens : std::nan("");
   figures.lr = u.lr;
@@ -221,6 +227,7 @@ void Trainer::Impl::save(const std::string& path) {
   state.elapsed_seconds = schedule->elapsed_seconds();
   checkpoint::save_checkpoint(path, *model, &adam->state(), state, config);
   schedule->saved();
+  if (on_checkpoint) on_checkpoint(path, state.step);
 }
 
 // Rank 0 notices a sink that cannot record; its vote stops the run after the next update.
@@ -307,6 +314,19 @@ void Trainer::set_after_backward(GradientHook hook) {
 
 void Trainer::set_on_start(std::function<void(const RunConfig&)> on_start) {
   impl_->on_start = std::move(on_start);
+}
+
+void Trainer::set_on_checkpoint(
+    std::function<void(const std::string& path, std::int64_t step)> hook) {
+  impl_->on_checkpoint = std::move(hook);
+}
+
+const c10::Device& Trainer::device() const {
+  return impl_->device;
+}
+
+const std::string& Trainer::precision_reason() const {
+  return impl_->precision_reason;
 }
 
 void Trainer::set_run_uid(std::string uid) {

@@ -82,6 +82,14 @@ class Trainer {
   // The run's uid (run_identity.h), written into its checkpoints; a resume refuses a newest
   // checkpoint written under another uid. Rank 0, before run().
   void set_run_uid(std::string uid);
+  // Called on rank 0 after each checkpoint is written (step checkpoints and best.h5), with its
+  // path and step: where nmt-train registers it as an artifact of the tracked run.
+  void set_on_checkpoint(std::function<void(const std::string& path, std::int64_t step)> hook);
+
+  // Once run() has set the run up (from on_start on): this rank's device, and why the run trains
+  // in its precision (auto's choice on this device, the checkpoint's, or the config's).
+  const c10::Device& device() const;
+  const std::string& precision_reason() const;
 
  private:
   struct Impl;

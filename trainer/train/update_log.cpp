@@ -71,6 +71,7 @@ void log_updates(MetricsSink& sink, const dist::Communicator& comm, const c10::D
   }
   sink.log("train/window_updates", step, static_cast<double>(u.window_updates));
   sink.log("train/window_tgt_tokens", step, static_cast<double>(u.window_tgt_tokens));
+  if (u.tgt_tokens >= 0) sink.log("train/tokens", step, static_cast<double>(u.tgt_tokens));
   sink.log("train/lr", step, u.lr);
   sink.log("train/grad_norm", step, u.grad_norm);
   sink.log("train/skipped_updates", step, static_cast<double>(u.skipped_updates));

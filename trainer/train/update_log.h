@@ -4,7 +4,9 @@
 // shows in the tracker as one rank's low tokens/s and the others' long waits. train/loss, train/nll
 // and train/ppl are token-weighted means over the window's updates (fairseq's and Marian's
 // convention), not the log step's update alone; train/window_updates and train/window_tgt_tokens
-// say how many updates and target tokens they cover (updates skipped as non-finite are left out).
+// say how many updates and target tokens they cover (updates skipped as non-finite are left out),
+// and train/tokens the target tokens of every update so far (the dashboard's tokens axis; not
+// logged by a run resumed from a checkpoint older than format 5, which does not know it).
 
 #include <ATen/core/Tensor.h>
 #include <c10/core/Device.h>
@@ -62,6 +64,7 @@ struct UpdateFigures {
   double loss = 0.0, nll = 0.0;        // per target token, over all ranks and the window's updates
   std::int64_t window_updates = 0;     // that the means cover (0: every one was skipped)
   std::int64_t window_tgt_tokens = 0;  // their target tokens, the means' weights
+  std::int64_t tgt_tokens = 0;         // of the run's updates so far (-1: unknown, not logged)
   double lr = 0.0;
   double grad_norm = 0.0;
   std::int64_t skipped_updates = 0;  // of the run so far

@@ -1,0 +1,169 @@
+#include "tracker/cli/run_dir_record.h"
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <sstream>
+#include <stdexcept>
+
+#include "common/sha256.h"
+#include "tracker/api/limits.h"
+#include "tracking/run_identity.h"
+#include "tracking/run_tracking.h"
+#include "trainer/config/train_config.h"
+
+namespace nmt::tracker::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string read_text(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw std::runtime_error(fmt::format("{}: cannot be read", path.string()));
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+std::string absolute_path(const fs::path& path) {
+  return fs::absolute(path).lexically_normal().string();
+}
+
+// `name` matched against "PREFIX<digits>SUFFIX": the digits, else nullopt.
+std::optional<std::int64_t> number_in(const std::string& name, const std::regex& pattern) {
+  std::smatch match;
+  if (!std::regex_match(name, match, pattern)) return std::nullopt;
+  return std::stoll(match[1].str());
+}
+
+std::vector<fs::path> sorted_entries(const fs::path& dir) {
+  std::vector<fs::path> entries;
+  std::error_code error;
+  for (const auto& entry : fs::directory_iterator(dir, error)) {
+    if (entry.is_regular_file()) entries.push_back(entry.path());
+  }
+  std::sort(entries.begin(), entries.end());
+  return entries;
+}
+
+// A report's text, when it fits the daemon's default limit (a larger one goes by its path).
+std::optional<std::string> report_text(const fs::path& path) {
+  std::string text = read_text(path);
+  if (text.empty()) return std::nullopt;
+  if (text.size() > api::WriteLimits{}.max_content_bytes) {
+    spdlog::warn("{}: {} bytes, over the daemon's default content limit; recorded by its path",
+                 path.string(), text.size());
+    return std::nullopt;
+  }
+  return text;
+}
+
+}  // namespace
+
+RunDirRecord read_run_dir(const std::string& dir) {
+  RunDirRecord record;
+  record.dir = dir;
+  const auto identity = train::read_run_identity(dir);
+  if (!identity) {
+    throw std::runtime_error(fmt::format(
+        "{}: no {} there: not a training run directory (nmt-train writes it at the start)",
+        (fs::path(dir) / train::kRunIdentityFile).string(), train::kRunIdentityFile));
+  }
+  const fs::path config_path = fs::path(dir) / "config.yaml";
+  if (!fs::is_regular_file(config_path)) {
+    throw std::runtime_error(
+        fmt::format("{}: missing: the run's resolved config, which nmt-train writes at the start",
+                    config_path.string()));
+  }
+  const std::string yaml = read_text(config_path);
+  const RunConfig config = load_run_config(config_path.string());
+  const auto& t = config.tracker;
+  auto& info = record.registration;
+  info.experiment = t.experiment;
+  info.uid = identity->uid;
+  info.attempt = identity->attempt;
+  // The trainer's rule (tracking/run_tracking.cpp): run_name, else run.json's, else the folder's.
+  info.name = !t.run_name.empty()       ? t.run_name
+              : !identity->name.empty() ? identity->name
+                                        : fs::path(dir).filename().string();
+  if (!t.sweep.empty()) info.sweep = t.sweep;
+  if (!t.row_label.empty()) info.row_label = t.row_label;
+  if (t.row_index >= 0) info.row_index = t.row_index;
+  info.config = yaml;
+  info.config_hash = sha256_hex(yaml);
+  if (!identity->hosts.empty()) {
+    std::string hosts = identity->hosts.front();
+    for (std::size_t i = 1; i < identity->hosts.size(); ++i) hosts += "," + identity->hosts[i];
+    info.host = hosts;
+  }
+  if (identity->world_size > 0) info.world_size = identity->world_size;
+  info.run_dir = absolute_path(dir);
+  info.params = train::flatten_params(config, config.model.expected_parameter_count());
+  record.max_steps = config.train.max_steps;
+
+  const std::regex spool(R"(tracker-spool-rank(\d+)\.jsonl)");
+  std::vector<std::pair<std::int64_t, std::string>> spools;
+  for (const auto& path : sorted_entries(dir)) {
+    if (auto rank = number_in(path.filename().string(), spool)) {
+      spools.emplace_back(*rank, path.string());
+    }
+  }
+  std::sort(spools.begin(), spools.end());
+  for (auto& [rank, path] : spools) record.spool_files.push_back(path);
+
+  const std::regex step(R"(step-(\d+)\.h5)");
+  for (const auto& path : sorted_entries(fs::path(dir) / "checkpoints")) {
+    if (auto n = number_in(path.filename().string(), step)) {
+      record.last_checkpoint_step = std::max(record.last_checkpoint_step.value_or(*n), *n);
+    }
+  }
+  return record;
+}
+
+std::vector<api::ArtifactRecord> run_dir_artifacts(const std::string& dir) {
+  std::vector<api::ArtifactRecord> found;
+  const std::regex step(R"(step-(\d+)\.h5)");
+  const fs::path checkpoints = fs::path(dir) / "checkpoints";
+  for (const auto& path : sorted_entries(checkpoints)) {
+    const std::string name = path.filename().string();
+    if (auto n = number_in(name, step)) {
+      found.push_back({"checkpoint", absolute_path(path), *n, std::nullopt});
+    } else if (name == "best.h5") {
+      found.push_back({"best", absolute_path(path), std::nullopt, std::nullopt});
+    }
+  }
+  const std::regex averaged(R"(averaged.*\.h5)");
+  for (const auto& path : sorted_entries(dir)) {
+    if (std::regex_match(path.filename().string(), averaged)) {
+      found.push_back({"averaged", absolute_path(path), std::nullopt, std::nullopt});
+    }
+  }
+  for (const fs::path& folder : {fs::path(dir), fs::path(dir) / "analysis"}) {
+    for (const auto& [file, kind] :
+         {std::pair{"analysis.md", "analysis"}, std::pair{"analysis.svg", "analysis_chart"}}) {
+      const fs::path path = folder / file;
+      if (!fs::is_regular_file(path)) continue;
+      auto text = report_text(path);
+      if (!text && std::string(file) == "analysis.md") continue;  // an empty report says nothing
+      api::ArtifactRecord record{kind, absolute_path(path), std::nullopt, std::nullopt};
+      record.content = std::move(text);
+      found.push_back(std::move(record));
+    }
+  }
+  std::stable_sort(found.begin(), found.end(), [](const auto& a, const auto& b) {
+    return a.kind != b.kind ? a.kind < b.kind : a.path < b.path;
+  });
+  return found;
+}
+
+std::string status_from_run_dir(const RunDirRecord& record) {
+  const bool reached_end =
+      record.last_checkpoint_step && *record.last_checkpoint_step >= record.max_steps;
+  return reached_end ? "finished" : "crashed";
+}
+
+}  // namespace nmt::tracker::cli

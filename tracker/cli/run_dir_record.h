@@ -1,0 +1,41 @@
+#pragma once
+// What a training run directory recorded of its run, read for `nmt-tracker sync`
+// (tracker/cli/commands.h): the registration the trainer would have sent (run.json's uid,
+// attempt and name; config.yaml's text, tracker section and params), the client's spool files,
+// the files the tools register as artifacts, and how far the checkpoints got.
+//
+// Artifacts found (paths absolute): checkpoints/step-N.h5 (kind "checkpoint", step N),
+// checkpoints/best.h5 ("best"), averaged*.h5 ("averaged"), and analysis.md /
+// analysis.svg in the directory or its analysis/ folder ("analysis" / "analysis_chart", with
+// their text when not empty and within the daemon's default content limit, as nmt-analyze
+// records them).
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "tracker/api/wire_types.h"
+
+namespace nmt::tracker::cli {
+
+struct RunDirRecord {
+  std::string dir;                       // as given
+  api::RunRegistration registration;     // uid, attempt, experiment, name, config, params...
+  std::int64_t max_steps = 0;            // the config's train.max_steps
+  std::vector<std::string> spool_files;  // tracker-spool-rank*.jsonl, by rank
+  std::optional<std::int64_t> last_checkpoint_step;  // the newest checkpoints/step-N.h5
+};
+
+// Throws std::runtime_error naming the file when run.json or config.yaml is missing or invalid.
+RunDirRecord read_run_dir(const std::string& dir);
+
+// The artifacts present in `dir`, in a fixed order (kind, then path).
+std::vector<api::ArtifactRecord> run_dir_artifacts(const std::string& dir);
+
+// The status of a run that never reported one: "finished" when its newest checkpoint reached
+// train.max_steps, else "crashed" (it ended without a report; `nmt-tracker set-status` corrects
+// one that stopped on train.max_minutes or early stopping).
+std::string status_from_run_dir(const RunDirRecord& record);
+
+}  // namespace nmt::tracker::cli
