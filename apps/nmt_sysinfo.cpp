@@ -64,6 +64,7 @@ nlohmann::json collect(const Options& options) {
   info["cuda"] = cuda_json(nmt::runtime::cuda_info());
   info["blas"] = {{"backend", blas.name}, {"library", blas.library}};
   info["intra_op_threads"] = at::get_num_threads();
+  info["cpus"] = nmt::runtime::available_cpus();  // this process's affinity, not the machine's
   info["malloc"] = nmt::runtime::malloc_implementation();
   info["device"] = nmt::runtime::describe_device(device);
   info["mpi"] = nmt::dist::MpiContext::library_version();

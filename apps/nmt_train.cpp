@@ -170,40 +170,45 @@ int train(nmt::RunConfig config, const Options& o, const nmt::dist::Communicator
     identity.hosts = world.hosts();
     nmt::train::write_run_identity(run_dir, identity);
     trainer.set_run_uid(identity.uid);
-    // Registered once the trainer is set up, with the resolved config (precision, update size).
-    // The daemon's files (port, token, CA) are read then too, so that a failure ends the job as a
-    // failure in training does.
+    // Once the trainer is set up (device and precision chosen): the attempt's provenance goes into
+    // run.json, where nmt-tracker sync finds it for a run that never reached a daemon, and a
+    // tracked run is registered with the resolved config (precision, update size). The daemon's
+    // files (port, token, CA) are read then too, so that a failure ends the job as a failure in
+    // training does.
     const nmt::tracker::GetEnv environment = [](const char* name) -> const char* {
       return std::getenv(name);
     };
     const auto sources = nmt::train::daemon_sources(o.tracker, config.tracker);
-    if (nmt::tracker::names_daemon(sources, environment)) {
-      trainer.set_on_start([&, identity, sources, environment,
-                            recorded = std::move(recorded)](const nmt::RunConfig& resolved) {
-        tracker = nmt::train::connect_tracker(
-            resolved, run_dir, resolved.model.expected_parameter_count(),
-            provenance(world, o, trainer), identity,
-            nmt::tracker::resolve_daemon(sources, environment).value());
-        // What earlier attempts recorded, sent again: the daemon keeps one point per key and
-        // step, so whatever a killed attempt still held in memory arrives now.
-        nmt::train::resend_recorded_metrics(*tracker, recorded);
-        sink->add(std::make_shared<nmt::train::TrackerMetricsSink>(tracker));
-        // A hung or lost peer aborts the job from here: the tracked run ends failed, not running.
-        nmt::dist::Communicator::set_abort_hook([weak = std::weak_ptr(tracker)](const auto&) {
-          if (auto client = weak.lock()) {
-            client->set_status(nmt::tracker::RunStatus::kFailed);
-            client->flush(std::chrono::seconds(3));
-          }
-        });
+    const bool tracked = nmt::tracker::names_daemon(sources, environment);
+    trainer.set_on_start([&, identity, sources, environment, tracked,
+                          recorded = std::move(recorded)](const nmt::RunConfig& resolved) {
+      const auto origin = provenance(world, o, trainer);
+      auto stamped = identity;
+      stamped.provenance = nmt::train::provenance_params(origin, resolved);
+      nmt::train::write_run_identity(run_dir, stamped);
+      if (!tracked) return;
+      tracker = nmt::train::connect_tracker(
+          resolved, run_dir, resolved.model.expected_parameter_count(), origin, identity,
+          nmt::tracker::resolve_daemon(sources, environment).value());
+      // What earlier attempts recorded, sent again: the daemon keeps one point per key and
+      // step, so whatever a killed attempt still held in memory arrives now.
+      nmt::train::resend_recorded_metrics(*tracker, recorded);
+      sink->add(std::make_shared<nmt::train::TrackerMetricsSink>(tracker));
+      // A hung or lost peer aborts the job from here: the tracked run ends failed, not running.
+      nmt::dist::Communicator::set_abort_hook([weak = std::weak_ptr(tracker)](const auto&) {
+        if (auto client = weak.lock()) {
+          client->set_status(nmt::tracker::RunStatus::kFailed);
+          client->flush(std::chrono::seconds(3));
+        }
       });
-      // Each checkpoint written is an artifact of the tracked run (best.h5 of kind "best").
-      trainer.set_on_checkpoint([&tracker](const std::string& path, std::int64_t step) {
-        if (!tracker) return;
-        const auto file = std::filesystem::absolute(path).lexically_normal();
-        tracker->log_artifact({file.filename() == "best.h5" ? "best" : "checkpoint", file.string(),
-                               step, std::nullopt});
-      });
-    }
+    });
+    // Each checkpoint written is an artifact of the tracked run (best.h5 of kind "best").
+    trainer.set_on_checkpoint([&tracker](const std::string& path, std::int64_t step) {
+      if (!tracker) return;
+      const auto file = std::filesystem::absolute(path).lexically_normal();
+      tracker->log_artifact({file.filename() == "best.h5" ? "best" : "checkpoint", file.string(),
+                             step, std::nullopt});
+    });
   }
   // From here SIGTERM/SIGINT/SIGUSR1 stop at the next update boundary, with a checkpoint.
   nmt::StopSignals signals;

@@ -13,7 +13,8 @@ namespace nmt::apps {
 namespace {
 
 constexpr const char* kDeviceHelp = "cpu, cuda, cuda:N or auto";
-constexpr const char* kThreadsHelp = "CPU threads, 0: all cores";
+constexpr const char* kThreadsHelp =
+    "CPU threads, 0: every CPU this process may run on (its affinity mask)";
 constexpr const char* kPrecisionHelp = "auto, fp32, bf16 or fp16";
 constexpr const char* kDeviceAuto =
     "bf16 where the device runs it natively and faster (GPUs of compute capability 8.0+, CPUs "

@@ -15,10 +15,8 @@ if(GIT_EXECUTABLE)
                   OUTPUT_VARIABLE revision OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET)
   if(rc EQUAL 0)
     # The diff of tracked files against HEAD (what `git describe --dirty` counts), as git prints
-    # it without colour or external diff tools; the index is refreshed first so that a file only
-    # touched (same content, new mtime) does not count.
-    execute_process(COMMAND ${GIT_EXECUTABLE} update-index -q --refresh
-                    WORKING_DIRECTORY ${SOURCE_DIR} OUTPUT_QUIET ERROR_QUIET)
+    # it without colour or external diff tools; a file only touched (same content, new mtime)
+    # shows no diff. Nothing in the checkout is written (not even the index).
     execute_process(COMMAND ${GIT_EXECUTABLE} -c core.quotepath=off diff HEAD --no-ext-diff
                             --no-color --binary
                     WORKING_DIRECTORY ${SOURCE_DIR} OUTPUT_VARIABLE diff ERROR_QUIET)

@@ -328,10 +328,15 @@ TEST(RunIdentity, FreshRunsDrawAUidAndResumesCountAttempts) {
   const auto first = train::next_run_identity(run, /*resume=*/true);  // nothing to resume yet
   EXPECT_EQ(first.attempt, 1);
   EXPECT_EQ(first.uid.size(), 32u);
-  train::write_run_identity(run, first);
+  auto stamped = first;
+  stamped.provenance = {{"command_line", std::string("nmt-train --run-dir run")},
+                        {"world_size", 2.0}};
+  train::write_run_identity(run, stamped);
+  EXPECT_EQ(train::read_run_identity(run)->provenance, stamped.provenance);
   const auto second = train::next_run_identity(run, true);
   EXPECT_EQ(second.uid, first.uid);
   EXPECT_EQ(second.attempt, 2);
+  EXPECT_TRUE(second.provenance.empty()) << "the earlier attempt's provenance is not this one's";
   const auto other = train::next_run_identity(run, false);
   EXPECT_NE(other.uid, first.uid);
   EXPECT_EQ(other.attempt, 1);

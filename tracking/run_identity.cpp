@@ -9,6 +9,7 @@
 
 #include "common/atomic_file.h"
 #include "tracker/api/run_rules.h"
+#include "tracker/api/wire_json.h"
 
 namespace nmt::train {
 namespace {
@@ -34,6 +35,9 @@ std::optional<RunIdentity> read_run_identity(const std::string& run_dir) {
     identity.hosts = json.value("hosts", std::vector<std::string>{});
     identity.name = json.value("name", std::string());
     identity.run_dir = json.value("run_dir", std::string());
+    if (json.contains("provenance")) {
+      identity.provenance = tracker::api::read_params(json.at("provenance"), "provenance");
+    }
   } catch (const std::exception& e) {
     throw std::runtime_error(fmt::format(
         "{}: not a run identity ({}); delete it to register the run as a new one", path, e.what()));
@@ -53,6 +57,7 @@ RunIdentity next_run_identity(const std::string& run_dir, bool resume) {
   if (auto stored = resume ? read_run_identity(run_dir) : std::nullopt) {
     next = *stored;
     ++next.attempt;
+    next.provenance.clear();  // the earlier attempt's; this one's is written once it is known
     if (!stored->run_dir.empty() && fs::path(stored->run_dir) != here) {
       std::optional<RunIdentity> original;
       try {
@@ -85,6 +90,10 @@ void write_run_identity(const std::string& run_dir, const RunIdentity& identity)
   if (!identity.run_dir.empty()) json["run_dir"] = identity.run_dir;
   if (identity.world_size > 0) json["world_size"] = identity.world_size;
   if (!identity.hosts.empty()) json["hosts"] = identity.hosts;
+  if (!identity.provenance.empty()) {
+    json["provenance"] = nlohmann::json::object();
+    for (const auto& [key, value] : identity.provenance) json["provenance"][key] = value;
+  }
   write_file_atomically(identity_path(run_dir), json.dump(2) + "\n");
 }
 

@@ -13,6 +13,8 @@
 #include <string>
 #include <vector>
 
+#include "tracker/api/wire_types.h"
+
 namespace nmt::train {
 
 inline constexpr const char* kRunIdentityFile = "run.json";
@@ -27,6 +29,9 @@ struct RunIdentity {
   // Where this attempt runs (written for people and tools to read; not part of the identity):
   int world_size = 0;              // MPI ranks; 0: not recorded
   std::vector<std::string> hosts;  // the ranks' distinct hosts, rank 0's first
+  // The attempt's provenance as the tracker gets it (run_tracking.h: provenance_params), written
+  // once the trainer is set up, so that nmt-tracker sync sends it for a run no daemon saw.
+  tracker::api::Params provenance;
 };
 
 // RUN_DIR/run.json, or nullopt when there is none. Throws std::runtime_error naming the file when

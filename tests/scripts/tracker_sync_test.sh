@@ -98,6 +98,12 @@ want_kinds = sorted(["checkpoint"] * len([c for c in ckpts if c.startswith("step
 assert kinds == want_kinds, f"artifacts {kinds}, expected {want_kinds}"
 for a in run["artifacts"]:
     assert a["has_content"] == (a["kind"] == "analysis"), a
+# The attempt's run directory and the provenance nmt-train wrote into run.json.
+attempt = run["attempts"][-1]
+assert attempt["run_dir"] == os.path.abspath(run_dir), attempt["run_dir"]
+assert attempt["provenance"] == identity["provenance"], (attempt["provenance"], identity)
+assert "--run-dir" in attempt["provenance"]["command_line"] and attempt["provenance"]["cpu"], \
+    attempt["provenance"]
 print(s["run_id"], s["status"], len(got), len(run["evals"]), len(run["artifacts"]))
 PY
 }

@@ -102,6 +102,7 @@ RunDirRecord read_run_dir(const std::string& dir) {
   }
   if (identity->world_size > 0) info.world_size = identity->world_size;
   info.run_dir = absolute_path(dir);
+  info.provenance = identity->provenance;  // as nmt-train wrote it for the latest attempt
   info.params = train::flatten_params(config, config.model.expected_parameter_count());
   record.max_steps = config.train.max_steps;
 

@@ -152,7 +152,9 @@ void fields(V& v, TrainConfig& t) {
   v("precision", t.precision,
     "auto: bf16 where the device runs it natively and faster (GPUs of compute capability 8.0+, "
     "CPUs with AMX or AVX512-BF16), else fp32. fp16 (dynamic loss scaling) is CUDA only.");
-  v("threads", t.threads, "Intra-op CPU threads; 0: LibTorch's default.");
+  v("threads", t.threads,
+    "CPU threads; 0: every CPU this process may run on (its affinity mask: taskset, mpirun "
+    "binding, Slurm's cpus-per-task), not the machine's core count.");
 }
 
 template <typename V>

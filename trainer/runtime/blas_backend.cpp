@@ -5,6 +5,7 @@
 #include <ATen/ops/randn.h>
 #include <dlfcn.h>
 #include <link.h>
+#include <sched.h>
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
@@ -91,9 +92,15 @@ bool set_blas_threads(int threads) {
   return false;
 }
 
+int available_cpus() {
+  cpu_set_t mask;
+  CPU_ZERO(&mask);
+  if (sched_getaffinity(0, sizeof mask, &mask) == 0) return std::max(1, CPU_COUNT(&mask));
+  return static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+}
+
 void configure_cpu_threads(int threads) {
-  const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  const int n = threads > 0 ? threads : cores;
+  const int n = threads > 0 ? threads : available_cpus();
   at::set_num_threads(1);
   if (!set_blas_threads(n))
     at::set_num_threads(n);  // a BLAS we cannot steer: let LibTorch use them

@@ -30,9 +30,13 @@ double measure_matmul_gflops(int n = 1024, int repeats = 5, c10::ScalarType type
 // Returns false when the loaded BLAS offers no such call (the reference BLAS is single-threaded).
 bool set_blas_threads(int threads);
 
-// Gives a CPU process `threads` threads (0: all cores) without the two pools fighting: LibTorch's
-// intra-op pool (OpenMP) and OpenBLAS's pthreads each spin-wait on every core they own, so with
-// both at N threads on N cores, training ran 25% slower than with matrix products on N BLAS
+// The CPUs this process may run on: its affinity mask (what taskset, numactl, mpirun's binding and
+// Slurm's task/affinity or cgroup cpusets leave it), not the machine's core count; at least 1.
+int available_cpus();
+
+// Gives a CPU process `threads` threads (0: available_cpus()) without the two pools fighting:
+// LibTorch's intra-op pool (OpenMP) and OpenBLAS's pthreads each spin-wait on every core they own,
+// so with both at N threads on N cores, training ran 25% slower than with matrix products on N BLAS
 // threads and element-wise kernels on one (measured on this project's 2-core machines).
 void configure_cpu_threads(int threads);
 
