@@ -188,7 +188,7 @@ int train(nmt::RunConfig config, const Options& o, const nmt::dist::Communicator
       nmt::train::write_run_identity(run_dir, stamped);
       if (!tracked) return;
       tracker = nmt::train::connect_tracker(
-          resolved, run_dir, resolved.model.expected_parameter_count(), origin, identity,
+          resolved, run_dir, resolved.model.expected_parameter_count(), origin, stamped,
           nmt::tracker::resolve_daemon(sources, environment).value());
       // What earlier attempts recorded, sent again: the daemon keeps one point per key and
       // step, so whatever a killed attempt still held in memory arrives now.

@@ -70,6 +70,37 @@ tracker::api::Params provenance_params(const RunProvenance& p, const RunConfig& 
   return entries;
 }
 
+tracker::RunInfo run_registration(const RunConfig& config, const std::string& config_text,
+                                  const std::string& run_dir, const RunIdentity& identity,
+                                  std::int64_t parameter_count) {
+  const auto& t = config.tracker;
+  tracker::RunInfo info;
+  info.experiment = t.experiment;
+  info.uid = identity.uid;
+  info.attempt = identity.attempt;
+  // The name it was registered under (run.json) where no run_name is given, so that a moved
+  // directory resumes its own run rather than conflict with it.
+  info.name = !t.run_name.empty()      ? t.run_name
+              : !identity.name.empty() ? identity.name
+                                       : std::filesystem::path(run_dir).filename().string();
+  if (!t.sweep.empty()) info.sweep = t.sweep;
+  if (!t.row_label.empty()) info.row_label = t.row_label;
+  if (t.row_index >= 0) info.row_index = t.row_index;
+  info.config = config_text;
+  info.config_hash = sha256_hex(config_text);
+  // The attempt's host: every host of a multi-node run, comma-separated, rank 0's first.
+  if (!identity.hosts.empty()) {
+    std::string hosts = identity.hosts.front();
+    for (std::size_t i = 1; i < identity.hosts.size(); ++i) hosts += "," + identity.hosts[i];
+    info.host = hosts;
+  }
+  if (identity.world_size > 0) info.world_size = identity.world_size;
+  info.params = flatten_params(config, parameter_count);
+  info.run_dir = std::filesystem::absolute(run_dir).lexically_normal().string();
+  info.provenance = identity.provenance;
+  return info;
+}
+
 namespace {
 
 tracker::ClientOptions client_options(const tracker::DaemonAddress& daemon,
@@ -155,35 +186,14 @@ std::shared_ptr<tracker::TrackerClient> connect_tracker(const RunConfig& config,
                                                         const RunProvenance& provenance,
                                                         const RunIdentity& identity,
                                                         const tracker::DaemonAddress& daemon) {
-  const auto& t = config.tracker;
   const auto options = client_options(daemon, run_dir, provenance.rank);
   auto client = std::make_shared<tracker::TrackerClient>(options);
-  tracker::RunInfo info;
-  info.experiment = t.experiment;
-  info.uid = identity.uid;
-  info.attempt = identity.attempt;
-  // The name it was registered under (run.json) where no run_name is given, so that a moved
-  // directory resumes its own run rather than conflict with it.
-  info.name = !t.run_name.empty()      ? t.run_name
-              : !identity.name.empty() ? identity.name
-                                       : std::filesystem::path(run_dir).filename().string();
-  info.sweep = t.sweep;
-  info.row_label = t.row_label;  // the client leaves empty texts out
-  if (t.row_index >= 0) info.row_index = t.row_index;
-  const std::string yaml = to_yaml(config);
-  info.config = yaml;
-  info.config_hash = sha256_hex(yaml);
+  tracker::RunInfo info =
+      run_registration(config, to_yaml(config), run_dir, identity, parameter_count);
+  if (!info.host) info.host = provenance.host;
   info.git_revision = provenance.git_revision;
-  // The attempt's host: every host of a multi-node run, comma-separated, rank 0's first.
-  std::string hosts = provenance.hosts.empty() ? provenance.host : provenance.hosts.front();
-  for (std::size_t i = 1; i < provenance.hosts.size(); ++i) hosts += "," + provenance.hosts[i];
-  info.host = hosts;
-  info.world_size = provenance.world_size;
-  info.slurm_job_id = provenance.slurm_job_id;
+  info.slurm_job_id = provenance.slurm_job_id;  // the client leaves empty texts out
   info.slurm_array_id = provenance.slurm_array_id;
-  info.params = flatten_params(config, parameter_count);
-  info.run_dir = std::filesystem::absolute(run_dir).lexically_normal().string();
-  info.provenance = provenance_params(provenance, config);
   const auto id = client->start_run(info);
   if (id) {
     spdlog::info("tracker: run {} ({} / {}, attempt {}) at {} (from {})", *id, info.experiment,

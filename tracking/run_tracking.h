@@ -77,9 +77,19 @@ std::vector<tracker::DaemonSource> daemon_sources(const tracker::DaemonSettings&
 // by); a flag's URL or port file replaces both of the config's.
 void record_daemon_flags(const tracker::DaemonSettings& flags, TrackerConfig& config);
 
-// Creates the client for `daemon` and registers the run under `identity` (run_identity.h: a fresh
-// run creates a tracked run, a resumed one continues it as its next attempt); the run name is
-// tracker.run_name, else the one run.json keeps (identity.name), else the run directory's name.
+// What registers the run of `run_dir` under `identity`, for nmt-train and nmt-tracker sync alike:
+// experiment, sweep and row from the config's tracker section; uid and attempt; the name
+// (tracker.run_name, else the one run.json keeps, identity.name, else the directory's name); the
+// config's text (`config_text`, config.yaml's) and its hash; the params (flatten_params); the
+// directory's absolute path; and identity's hosts, world size and provenance.
+tracker::RunInfo run_registration(const RunConfig& config, const std::string& config_text,
+                                  const std::string& run_dir, const RunIdentity& identity,
+                                  std::int64_t parameter_count);
+
+// Creates the client for `daemon` and registers the run (run_registration, with the git revision
+// and Slurm ids of `provenance`) under `identity`, which carries the attempt's provenance entries
+// (provenance_params): a fresh run creates a tracked run, a resumed one continues it as its next
+// attempt.
 std::shared_ptr<tracker::TrackerClient> connect_tracker(const RunConfig& config,
                                                         const std::string& run_dir,
                                                         std::int64_t parameter_count,

@@ -10,7 +10,6 @@
 #include <sstream>
 #include <stdexcept>
 
-#include "common/sha256.h"
 #include "tracker/api/limits.h"
 #include "tracking/run_identity.h"
 #include "tracking/run_tracking.h"
@@ -81,29 +80,9 @@ RunDirRecord read_run_dir(const std::string& dir) {
   }
   const std::string yaml = read_text(config_path);
   const RunConfig config = load_run_config(config_path.string());
-  const auto& t = config.tracker;
-  auto& info = record.registration;
-  info.experiment = t.experiment;
-  info.uid = identity->uid;
-  info.attempt = identity->attempt;
-  // The trainer's rule (tracking/run_tracking.cpp): run_name, else run.json's, else the folder's.
-  info.name = !t.run_name.empty()       ? t.run_name
-              : !identity->name.empty() ? identity->name
-                                        : fs::path(dir).filename().string();
-  if (!t.sweep.empty()) info.sweep = t.sweep;
-  if (!t.row_label.empty()) info.row_label = t.row_label;
-  if (t.row_index >= 0) info.row_index = t.row_index;
-  info.config = yaml;
-  info.config_hash = sha256_hex(yaml);
-  if (!identity->hosts.empty()) {
-    std::string hosts = identity->hosts.front();
-    for (std::size_t i = 1; i < identity->hosts.size(); ++i) hosts += "," + identity->hosts[i];
-    info.host = hosts;
-  }
-  if (identity->world_size > 0) info.world_size = identity->world_size;
-  info.run_dir = absolute_path(dir);
-  info.provenance = identity->provenance;  // as nmt-train wrote it for the latest attempt
-  info.params = train::flatten_params(config, config.model.expected_parameter_count());
+  // What nmt-train registers (tracking/run_tracking.h), with run.json's hosts and provenance.
+  record.registration = train::run_registration(config, yaml, dir, *identity,
+                                                config.model.expected_parameter_count());
   record.max_steps = config.train.max_steps;
 
   const std::regex spool(R"(tracker-spool-rank(\d+)\.jsonl)");

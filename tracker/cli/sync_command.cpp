@@ -23,12 +23,12 @@
 
 #include "common/cli.h"
 #include "common/dir_lock.h"
+#include "common/metrics_log.h"
 #include "common/mix64.h"
 #include "common/progress.h"
 #include "tracker/api/wire_json.h"
 #include "tracker/cli/commands.h"
 #include "tracker/cli/run_dir_record.h"
-#include "tracker/client/metrics_log.h"
 #include "tracker/client/run_upload.h"
 #include "tracker/client/spool.h"
 #include "tracker/client/tracker_reader.h"

@@ -12,6 +12,7 @@
 #include <utility>
 
 #include "common/atomic_file.h"
+#include "common/metrics_log.h"
 
 namespace nmt::train {
 namespace {
@@ -94,11 +95,8 @@ std::vector<MetricRecord> trim_metrics_log(const std::string& path, std::int64_t
     if (text.empty()) continue;
     MetricRecord record;
     try {
-      const auto json = nlohmann::json::parse(text);
-      record.key = json.at("key").get<std::string>();
-      record.step = json.at("step").get<std::int64_t>();
-      if (!json.at("value").is_null()) record.value = json.at("value").get<double>();
-      record.time = json.value("time", 0.0);
+      auto line = parse_metric_log_line(text);
+      record = {std::move(line.key), line.step, line.value, line.time};
     } catch (const std::exception& e) {
       ++unreadable;
       spdlog::warn("{}:{}: dropping an unreadable line ({})", path, read, e.what());

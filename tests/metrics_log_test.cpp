@@ -1,12 +1,13 @@
-// The reader of a run directory's metrics.jsonl that nmt-tracker sync streams: batches in file
+// The reader of a run directory's metrics.jsonl that nmt-tracker sync streams (and whose line
+// parser the trainer's resume uses): batches in file
 // order, null values kept as absent, a malformed line named by file and line only after the lines
 // before it were returned, a torn last line (a trainer killed during a write) skipped.
 
-#include "tracker/client/metrics_log.h"
+#include "common/metrics_log.h"
 
 #include "test_utils.h"
 
-namespace nmt::tracker {
+namespace nmt {
 namespace {
 
 using testing::TempDir;
@@ -62,4 +63,4 @@ TEST(MetricsLogReader, TornLastLineIsSkipped) {
 }
 
 }  // namespace
-}  // namespace nmt::tracker
+}  // namespace nmt

@@ -3,7 +3,8 @@
 // (trainer/train/metrics_sink.h writes it: one object a line,
 // {"step": 100, "key": "train/loss", "value": 5.2, "time": 1700000000.1}, value null for a
 // non-finite one). It streams: a batch at a time, so a file of millions of lines costs one batch
-// of memory. No LibTorch: nmt-tracker sync reads it.
+// of memory. One parser for both readers: the trainer's resume (trim_metrics_log) and
+// nmt-tracker sync, which links no LibTorch.
 
 #include <cstdint>
 #include <fstream>
@@ -11,7 +12,7 @@
 #include <string>
 #include <vector>
 
-namespace nmt::tracker {
+namespace nmt {
 
 // One line of metrics.jsonl.
 struct MetricLogLine {
@@ -50,4 +51,4 @@ class MetricsLogReader {
   std::optional<std::string> error_;  // a bad line met, thrown at the next call
 };
 
-}  // namespace nmt::tracker
+}  // namespace nmt

@@ -1,4 +1,4 @@
-#include "tracker/client/metrics_log.h"
+#include "common/metrics_log.h"
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
@@ -7,7 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 
-namespace nmt::tracker {
+namespace nmt {
 
 MetricLogLine parse_metric_log_line(const std::string& text) {
   const auto json = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
@@ -73,4 +73,4 @@ std::vector<MetricLogLine> MetricsLogReader::next_batch(std::size_t max_lines) {
   return batch;
 }
 
-}  // namespace nmt::tracker
+}  // namespace nmt
