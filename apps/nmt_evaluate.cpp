@@ -118,10 +118,11 @@ int evaluate(const Options& o) {
   bleu_settings.precision = runtime.precision;
   nmt::apps::beam_and_alpha_of_run(o.given, config.decode, bleu_settings.beam, bleu_settings.alpha);
   spdlog::info("beam {}, alpha {}", bleu_settings.beam, bleu_settings.alpha);
-  const auto [bleu, report] =
-      bleu_and_analysis(o, config.data.dir, model, data, vocab, device, bleu_settings);
+  // Counted before decoding: precision int8 quantizes the model, which releases its fp32 weights.
   std::int64_t parameters = 0;
   for (const auto& p : model->parameters()) parameters += p.numel();
+  const auto [bleu, report] =
+      bleu_and_analysis(o, config.data.dir, model, data, vocab, device, bleu_settings);
 
   if (daemon) {
     const auto run_dir = run_dir_of(o);

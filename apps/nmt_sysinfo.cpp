@@ -10,6 +10,7 @@
 #include <yaml-cpp/yaml.h>
 #include <nlohmann/json.hpp>
 
+#include <cstdlib>
 #include <iostream>
 
 #include "apps/tool_main.h"
@@ -66,6 +67,13 @@ nlohmann::json collect(const Options& options) {
   info["intra_op_threads"] = at::get_num_threads();
   info["cpus"] = nmt::runtime::available_cpus();  // this process's affinity, not the machine's
   info["malloc"] = nmt::runtime::malloc_implementation();
+  // What idle OpenMP threads do (common/thread_pools.h): the settings this process runs with.
+  const auto env = [](const char* name) -> nlohmann::json {
+    const char* value = std::getenv(name);
+    return value == nullptr ? nlohmann::json() : nlohmann::json(value);
+  };
+  info["openmp_wait"] = {{"OMP_WAIT_POLICY", env("OMP_WAIT_POLICY")},
+                         {"GOMP_SPINCOUNT", env("GOMP_SPINCOUNT")}};
   info["device"] = nmt::runtime::describe_device(device);
   info["mpi"] = nmt::dist::MpiContext::library_version();
   info["hdf5"] = fmt::format("{}.{}.{}", h5_major, h5_minor, h5_release);

@@ -23,6 +23,7 @@
 #include "common/dir_lock.h"
 #include "common/git_state.h"
 #include "common/stop_signals.h"
+#include "common/thread_pools.h"
 #include "preprocess/shard_format.h"
 #include "tracker/client/daemon_address.h"
 #include "tracking/run_identity.h"
@@ -288,6 +289,7 @@ int train(nmt::RunConfig config, const Options& o, const nmt::dist::Communicator
 }  // namespace
 
 int main(int argc, char** argv) {
+  nmt::settle_openmp_waiting(argv);  // before MPI_Init: it may run the process again
   Options o;
   o.command_line = nmt::shell_command_line(argc, argv);
   nmt::dist::MpiContext mpi(&argc, &argv);

@@ -16,6 +16,9 @@ constexpr const char* kDeviceHelp = "cpu, cuda, cuda:N or auto";
 constexpr const char* kThreadsHelp =
     "CPU threads, 0: every CPU this process may run on (its affinity mask)";
 constexpr const char* kPrecisionHelp = "auto, fp32, bf16 or fp16";
+constexpr const char* kDecodePrecisionHelp =
+    "auto, fp32, bf16, fp16 or int8 (CPU only: int8 weights in every linear map and the "
+    "embeddings, activations quantized per call)";
 constexpr const char* kDeviceAuto =
     "bf16 where the device runs it natively and faster (GPUs of compute capability 8.0+, CPUs "
     "with AMX or AVX512-BF16), else fp32";
@@ -113,9 +116,9 @@ void add_runtime_flags(CLI::App& app, RuntimeFlags& flags) {
   check_threads(app.add_option("--threads", flags.threads, kThreadsHelp));
   check_precision(
       app.add_option("--precision", flags.precision,
-                     fmt::format("{} (auto: the precision the run trained in, its config's "
-                                 "train.precision, where this device runs it natively; else {})",
-                                 kPrecisionHelp, kDeviceAuto)))
+                     fmt::format("{}; auto: the precision the run trained in, its config's "
+                                 "train.precision, where this device runs it natively; else {}",
+                                 kDecodePrecisionHelp, kDeviceAuto)))
       ->capture_default_str();
 }
 

@@ -15,6 +15,7 @@
 #include <chrono>
 #include <vector>
 
+#include "common/thread_pools.h"
 #include "trainer/dist/mpi_context.h"
 
 namespace {
@@ -38,6 +39,7 @@ double seconds(const Communicator& comm, F&& reduce) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  nmt::settle_openmp_waiting(argv);  // before MPI_Init: it may run the process again
   nmt::dist::MpiContext mpi(&argc, &argv);
   auto& comm = mpi.world();
   comm.watch_for_hangs(nmt::dist::HangOptions{});

@@ -35,9 +35,11 @@ inline c10::ScalarType matmul_dtype(runtime::Precision precision) {
     case runtime::Precision::kFp32:
       return c10::kFloat;
     case runtime::Precision::kAuto:
+    case runtime::Precision::kInt8:
       break;
   }
-  throw std::invalid_argument("matmul peak: resolve precision auto before measuring");
+  throw std::invalid_argument("matmul peak: a resolved floating-point precision, not " +
+                              std::string(runtime::precision_name(precision)));
 }
 
 inline void synchronize(const c10::Device& device) {

@@ -33,6 +33,21 @@ set(NMT_TORCH_HAS_CUDA OFF)
 if(TORCH_CUDA_LIBRARIES OR TARGET torch_cuda)
   set(NMT_TORCH_HAS_CUDA ON)
 endif()
+# nmt_torch_cpu: what the project's LibTorch code compiles and links against. On a CUDA LibTorch it
+# is the CPU half alone (the same headers and definitions as `torch`): the tools that decode load
+# the CUDA half when a device asks for it (trainer/runtime/cuda_loader.h), which keeps ~230 MB of
+# CUDA libraries out of every CPU process. The tools and tests that use CUDA directly link `torch`
+# too (nmt_link_torch_cuda).
+add_library(nmt_torch_cpu INTERFACE)
+if(NMT_TORCH_HAS_CUDA)
+  target_link_libraries(nmt_torch_cpu INTERFACE torch_cpu_library)
+  target_include_directories(nmt_torch_cpu SYSTEM INTERFACE ${TORCH_INCLUDE_DIRS})
+  target_compile_definitions(nmt_torch_cpu INTERFACE
+                             $<TARGET_PROPERTY:torch_cuda,INTERFACE_COMPILE_DEFINITIONS>)
+  target_compile_options(nmt_torch_cpu INTERFACE ${TORCH_CXX_FLAGS})
+else()
+  target_link_libraries(nmt_torch_cpu INTERFACE torch)
+endif()
 if(NOT NMT_LIBTORCH_LINE STREQUAL "debian" AND NOT NMT_LIBTORCH_LINE STREQUAL "current")
   message(FATAL_ERROR "NMT_LIBTORCH_LINE must be debian or current, not '${NMT_LIBTORCH_LINE}'")
 elseif(Torch_FOUND AND NMT_LIBTORCH_LINE STREQUAL "current")

@@ -39,6 +39,14 @@ function(nmt_torch_executable target)
   nmt_use_tcmalloc(${target})
 endfunction()
 
+# Links LibTorch's CUDA half at start-up (a CUDA LibTorch): for the targets that use CUDA directly
+# (NCCL training, the GPU tests); the others load it on demand (nmt_torch_cpu).
+function(nmt_link_torch_cuda target)
+  if(NMT_TORCH_HAS_CUDA)
+    target_link_libraries(${target} PRIVATE torch)
+  endif()
+endfunction()
+
 # An executable named like the tool (nmt-foo) whose main lives in apps/. Every tool answers --help;
 # a CTest case checks that it does.
 function(nmt_add_tool name source)

@@ -1,4 +1,5 @@
 #include "common/cli.h"
+#include "common/thread_pools.h"
 
 #include <cstdio>
 #include <exception>
@@ -40,6 +41,7 @@ void add_logging_flags(CLI::App& app, LogOptions& options) {
 
 int run_tool(CLI::App& app, LogOptions& log_options, int argc, char** argv,
              const std::function<int()>& body) {
+  settle_openmp_waiting(argv);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -2,7 +2,8 @@
 # Sourced by jobs/gpu-check.sh --prepare: builds against the current LibTorch line and assembles
 # .gpu-carry/, the one ignored folder a GPU machine without network or package manager gets:
 #   bin/       the tools, benchmarks and CUDA test binaries, stripped
-#   lib/       every shared library they (and the Open MPI components) need, except what the GPU
+#   lib/       the CUDA module the decoding tools load on demand, every shared library they (and
+#              the Open MPI components) need, except what the GPU
 #              machine's torch wheel provides and glibc (see wheel_provided and system_provided)
 #   openmpi/   Open MPI's components, help texts and parameter file, for a relocated singleton
 #   data/      Multi30k preprocessed as jobs/quickstart.sh does it, and test_2016_flickr's raw text
@@ -44,14 +45,19 @@ prepare_carry() {
   echo "gpu-check: building ${#carry_binaries[@]} targets and nmt-preprocess in $build"
   local targets=() b
   for b in "${carry_binaries[@]}"; do targets+=("$(basename "$b")"); done
-  cmake --build "$build" --parallel "${NMT_BUILD_JOBS:-$(nproc)}" --target "${targets[@]}" nmt-preprocess
+  cmake --build "$build" --parallel "${NMT_BUILD_JOBS:-$(nproc)}" --target "${targets[@]}" nmt-preprocess \
+    nmt_cuda_runtime
 
   local stage=$carry.tmp
   rm -rf "$stage"
   mkdir -p "$stage"/{bin,lib,data} "$stage"/openmpi/{lib/openmpi3,share,etc,hwloc-plugins}
   for b in "${carry_binaries[@]}"; do strip -o "$stage/bin/$(basename "$b")" "$build/$b"; done
+  # The CUDA module nmt-translate and nmt-evaluate load on demand (trainer/runtime/cuda_loader.h),
+  # found there by its name on LD_LIBRARY_PATH.
+  strip -o "$stage/lib/libnmt_cuda_runtime.so" "$build/trainer/libnmt_cuda_runtime.so"
   carry_open_mpi "$stage"
-  carry_libraries "$stage" "$prefix" "$build" "$stage"/bin/* "$stage"/openmpi/lib/openmpi3/*.so
+  carry_libraries "$stage" "$prefix" "$build" "$stage"/bin/* "$stage"/lib/libnmt_cuda_runtime.so \
+    "$stage"/openmpi/lib/openmpi3/*.so
   carry_data "$stage" "$build"
   rm -rf "$carry"
   mv "$stage" "$carry"

@@ -15,6 +15,7 @@
 #include <cstddef>
 #include <filesystem>
 #include <random>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -176,6 +177,44 @@ TEST(Decode, CachedBeamSearchEqualsRecomputation) {
   o.use_cache = false;
   const auto recomputed = beam_search(m, sources(), o);
   expect_same_hypotheses(cached, recomputed, 1e-4);
+}
+
+// Sentences of one batch end at different steps and leave the batch as they end; the others'
+// n-best lists are each one's own, searched alone (double precision: no near-tie can part them).
+// The EOS embedding (the output projection's EOS row too) is scaled up so that hypotheses end by
+// EOS at many different steps, besides the length caps. Also with groups (diverse beam search),
+// whose finished groups stay while their sentence goes on.
+TEST(Decode, SentencesLeaveTheBatchWithoutChangingTheOthers) {
+  auto m = random_model(10);
+  m->to(at::kDouble);
+  {
+    torch::NoGradGuard no_grad;
+    m->named_parameters()["embedding.weight"][preprocess::kEosId].mul_(2.5);
+  }
+  const BeamOptions o = n_best(4, 9);
+  const auto src = at::tensor(std::vector<std::int64_t>{5,  6,  7,  8,  9,  3,  0,  0,  //
+                                                        10, 11, 3,  0,  0,  0,  0,  0,  //
+                                                        12, 13, 14, 15, 16, 17, 18, 3,  //
+                                                        19, 3,  0,  0,  0,  0,  0,  0,  //
+                                                        20, 21, 22, 23, 3,  0,  0,  0,  //
+                                                        24, 25, 26, 27, 28, 29, 3,  0})
+                       .reshape({6, 8});
+  const auto batched = beam_search(m, src, o);
+  const auto grouped = grouped_beam_search(m, src, o, 2, 0.5, {});
+  std::set<std::size_t> lengths;  // of the hypotheses found
+  for (std::int64_t b = 0; b < src.size(0); ++b) {
+    const auto length = src[b].ne(0).sum().item<std::int64_t>();
+    const auto row = src[b].unsqueeze(0).narrow(1, 0, length);  // [1, length]
+    const auto i = static_cast<std::size_t>(b);
+    ASSERT_EQ(batched[i].size(), 4u);
+    for (const auto& h : batched[i]) lengths.insert(h.tokens.size());
+    expect_same_hypotheses({batched[i]}, beam_search(m, row, o), 1e-9);
+    const auto alone = grouped_beam_search(m, row, o, 2, 0.5, {}).front();
+    ASSERT_EQ(grouped[i].size(), alone.size());
+    for (std::size_t g = 0; g < alone.size(); ++g)
+      expect_same_hypotheses({grouped[i][g]}, {alone[g]}, 1e-9);
+  }
+  EXPECT_GE(lengths.size(), 5u) << "the hypotheses should end at many different steps";
 }
 
 // Batched beam search with the KV cache on the GPU gives the CPU's hypotheses for a fixed model

@@ -3,6 +3,7 @@
 // decoding against the full decoder, and the registered names that checkpoints depend on.
 
 #include <ATen/ops/allclose.h>
+#include <ATen/ops/arange.h>
 #include <ATen/ops/cat.h>
 #include <ATen/ops/full.h>
 #include <ATen/ops/randint.h>
@@ -565,6 +566,52 @@ TEST(DecoderCache, ReorderPicksRows) {
   const auto full = model->forward(picked_src, picked_tgt);  // [4, 3, vocab]
   expect_equal_up_to_rounding(model->decode_step(picked_tgt.select(1, 2), cache), full.select(1, 2),
                               "step after reorder");
+}
+
+// Beam search's layout: each source decoded by several target rows that share its
+// cross-attention keys/values (never expanded), reordered within their sources at each step, and
+// a finished source dropped with its rows; decoded longer than the self-attention cache's first
+// allocation, so it grows while keeping what it holds.
+TEST(DecoderCache, RowsShareTheirSourceAndGrowInPlace) {
+  const auto config = tiny_config();
+  auto model = make_model(config, 13);
+  const auto src = batch({{5, 6, 7, 8, 9}, {10, 11}, {12, 13, 14}});  // [3, 5]
+  constexpr std::int64_t kRows = 2;                                   // per source
+  constexpr std::int64_t kSteps = 24;
+  torch::manual_seed(14);
+  auto tgt = at::randint(4, config.vocab_size, {3 * kRows, kSteps}, at::kLong);  // [6, 24]
+  tgt.select(1, 0).fill_(kBosId);
+  const auto memory = model->encode(src);  // [3, 5, d_model]
+  auto cache = model->start_decoding(memory, src, kRows);
+  EXPECT_EQ(cache.batch_size(), 3 * kRows);
+  EXPECT_EQ(cache.sources(), 3);
+  // Row r decodes source r / kRows: the expanded batch is the reference.
+  const auto expand = at::arange(3, at::kLong).repeat_interleave(kRows);  // [6]
+  auto rows_src = src.index_select(0, expand);                            // [6, 5]
+  auto rows_tgt = tgt;                                                    // [6, 24]
+  for (std::int64_t t = 0; t < kSteps; ++t) {
+    if (t == 9) {  // each row continues another row of its source
+      const auto within = at::tensor(std::vector<std::int64_t>{1, 1, 3, 2, 4, 4});
+      cache.reorder(within);
+      rows_src = rows_src.index_select(0, within);
+      rows_tgt = at::cat(
+          {rows_tgt.index_select(0, within).narrow(1, 0, t), rows_tgt.narrow(1, t, kSteps - t)}, 1);
+    }
+    if (t == 15) {  // source 1 is done: its rows leave, sources 2 and 0 stay (in that order)
+      const auto rows = at::tensor(std::vector<std::int64_t>{4, 5, 1, 0});
+      cache.reorder(rows, at::tensor(std::vector<std::int64_t>{2, 0}));
+      EXPECT_EQ(cache.sources(), 2);
+      EXPECT_EQ(cache.layers[0].cross.keys.size(0), 2);
+      rows_src = rows_src.index_select(0, rows);
+      rows_tgt = rows_tgt.index_select(0, rows);
+    }
+    const auto full = model->forward(rows_src, rows_tgt.narrow(1, 0, t + 1));  // [rows, t+1, V]
+    expect_equal_up_to_rounding(model->decode_step(rows_tgt.select(1, t), cache), full.select(1, t),
+                                "position " + std::to_string(t));
+    EXPECT_EQ(cache.layers[1].cross.values.size(0), cache.sources());  // never expanded
+  }
+  EXPECT_EQ(cache.layers[1].self.keys.sizes(),
+            (std::vector<std::int64_t>{4, config.heads, kSteps, config.d_k}));
 }
 
 TEST(Transformer, StableParameterNames) {

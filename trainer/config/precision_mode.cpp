@@ -5,10 +5,11 @@
 namespace nmt::runtime {
 namespace {
 
-constexpr NamedChoices<Precision, 4> kPrecisions{{{{Precision::kAuto, "auto"},
+constexpr NamedChoices<Precision, 5> kPrecisions{{{{Precision::kAuto, "auto"},
                                                    {Precision::kFp32, "fp32"},
                                                    {Precision::kBf16, "bf16"},
-                                                   {Precision::kFp16, "fp16"}}}};
+                                                   {Precision::kFp16, "fp16"},
+                                                   {Precision::kInt8, "int8"}}}};
 
 }  // namespace
 

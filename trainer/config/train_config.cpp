@@ -151,7 +151,8 @@ void fields(V& v, TrainConfig& t) {
     "than GPUs); false: each rank needs a GPU of its own.");
   v("precision", t.precision,
     "auto: bf16 where the device runs it natively and faster (GPUs of compute capability 8.0+, "
-    "CPUs with AMX or AVX512-BF16), else fp32. fp16 (dynamic loss scaling) is CUDA only.");
+    "CPUs with AMX or AVX512-BF16), else fp32. fp16 (dynamic loss scaling) is CUDA only. "
+    "int8 is for decoding on a CPU (nmt-translate, nmt-evaluate), never for training.");
   v("threads", t.threads,
     "CPU threads; 0: every CPU this process may run on (its affinity mask: taskset, mpirun "
     "binding, Slurm's cpus-per-task), not the machine's core count.");
@@ -290,6 +291,9 @@ void TrainConfig::validate() const {
   require(validate_every >= 0 && early_stopping >= 0 && log_every >= 1, "train.validate_every",
           "validate_every and early_stopping must be >= 0, log_every >= 1");
   require(threads >= 0, "train.threads", "must be >= 0");
+  require(precision != runtime::Precision::kInt8, "train.precision",
+          "int8 is for decoding only (nmt-translate and nmt-evaluate --precision int8); train with "
+          "auto, fp32, bf16 or fp16 (nmt-train --precision)");
 }
 
 void CheckpointConfig::validate() const {

@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <numeric>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -201,31 +202,58 @@ std::vector<SentenceState> initial_states(model::Transformer& model, const at::T
   return states;
 }
 
-// One step of every group in turn, from the candidates totals [B, G, Kg * V]: fills `next` and
-// returns whether every group of every sentence is done.
-bool advance_groups(const at::Tensor& totals, std::int64_t step, const Shape& shape,
-                    double diversity_penalty, const BeamOptions& o, const Beams& beams, Beams& next,
-                    std::vector<SentenceState>& states) {
+// One step of every group in turn, from the candidates totals [live, G, Kg * V] of the live
+// sentences (`live`: their indices in the batch; slot b * K + k is beam k of live sentence b):
+// fills `next` and returns whether each live sentence is done (all its groups).
+std::vector<bool> advance_groups(const at::Tensor& totals, std::int64_t step, const Shape& shape,
+                                 const std::vector<std::int64_t>& live, double diversity_penalty,
+                                 const BeamOptions& o, const Beams& beams, Beams& next,
+                                 std::vector<SentenceState>& states) {
   const auto vocab = totals.size(2) / shape.Kg;
-  std::vector<std::vector<std::int64_t>> chosen(static_cast<std::size_t>(shape.B));  // this step
-  bool all_done = true;
+  const auto count = static_cast<std::int64_t>(live.size());
+  std::vector<std::vector<std::int64_t>> chosen(live.size());  // this step
+  std::vector<bool> done(live.size(), true);
   for (std::int64_t g = 0; g < shape.G; ++g) {
     const auto top = group_candidates(totals, g, vocab, diversity_penalty, chosen);
     const auto width = top.values.size(1);
-    for (std::int64_t b = 0; b < shape.B; ++b) {
-      auto& state = states[static_cast<std::size_t>(b * shape.G + g)];
+    for (std::int64_t b = 0; b < count; ++b) {
+      const auto i = static_cast<std::size_t>(b);
+      auto& state = states[static_cast<std::size_t>(live[i] * shape.G + g)];
       const GroupSlots group{b * shape.K + g * shape.Kg, shape.Kg, b * shape.K};
       if (!state.done) {
         const Candidates c{top.values.data_ptr<float>() + b * width,
                            top.scores.data_ptr<float>() + b * width,
                            top.indices.data_ptr<std::int64_t>() + b * width, width, vocab};
-        advance_group(group, step, c, o, beams, next, state, chosen[static_cast<std::size_t>(b)]);
+        advance_group(group, step, c, o, beams, next, state, chosen[i]);
       }
       if (state.done) park_group(group, step, next);
-      all_done = all_done && state.done;
+      done[i] = done[i] && state.done;
     }
   }
-  return all_done;
+  return done;
+}
+
+// Beams `next` of the sentences that go on: the slots of the live sentences not done, in order.
+// Returns those sentences' positions among the live ones; `live` keeps their batch indices.
+std::vector<std::int64_t> drop_done(const std::vector<bool>& done, std::int64_t K,
+                                    std::vector<std::int64_t>& live, Beams& next) {
+  std::vector<std::int64_t> kept, kept_live;
+  Beams compact;
+  for (std::size_t b = 0; b < done.size(); ++b) {
+    if (done[b]) continue;
+    kept.push_back(static_cast<std::int64_t>(b));
+    kept_live.push_back(live[b]);
+    for (std::int64_t k = 0; k < K; ++k) {
+      const auto slot = static_cast<std::size_t>(static_cast<std::int64_t>(b) * K + k);
+      compact.tokens.push_back(std::move(next.tokens[slot]));
+      compact.scores.push_back(next.scores[slot]);
+      compact.order.push_back(next.order[slot]);
+      compact.last.push_back(next.last[slot]);
+    }
+  }
+  live = std::move(kept_live);
+  next = std::move(compact);
+  return kept;
 }
 
 }  // namespace
@@ -265,32 +293,49 @@ std::vector<std::vector<std::vector<Hypothesis>>> grouped_beam_search(
   torch::NoGradGuard no_grad;
   EvalModeScope eval_mode(*model);
   const Shape shape{src.size(0), o.beam_size, groups, o.beam_size / groups};
-  const std::int64_t slots = shape.B * shape.K;
   const auto device = src.device();
+  const auto index_options = at::TensorOptions().dtype(at::kLong).device(device);
   auto states = initial_states(model, src, o, shape);
   std::int64_t longest = 0;
   for (const auto& state : states) longest = std::max(longest, state.max_length);
-  const auto expand = at::arange(shape.B, at::TensorOptions().dtype(at::kLong).device(device))
-                          .repeat_interleave(shape.K);
-  const auto memory = model->encode(src).index_select(0, expand);  // [slots, src_len, d_model]
-  const auto src_slots = src.index_select(0, expand);              // [slots, src_len]
-  auto cache = model->start_decoding(memory, src_slots);
+  // The sentences still searched (indices into the batch) and their slots: K per sentence, which
+  // share the sentence's encoder output and cross-attention keys/values. A finished sentence
+  // leaves the batch.
+  std::vector<std::int64_t> live(static_cast<std::size_t>(shape.B));
+  std::iota(live.begin(), live.end(), 0);
+  const auto memory = model->encode(src);  // [B, src_len, d_model]
+  auto cache = model->start_decoding(memory, src, shape.K);
+  const auto slots = shape.B * shape.K;
   Beams beams{std::vector<std::vector<std::int64_t>>(static_cast<std::size_t>(slots)),
               std::vector<double>(static_cast<std::size_t>(slots), kNegInf),
               {},
               {}};
   for (std::int64_t s = 0; s < slots; s += shape.Kg) beams.scores[static_cast<std::size_t>(s)] = 0;
-  auto last =
-      at::full({slots}, preprocess::kBosId, at::TensorOptions().dtype(at::kLong).device(device));
+  auto last = at::full({slots}, preprocess::kBosId, index_options);  // [slots]
   for (std::int64_t step = 0; step < longest; ++step) {
-    const auto logits = o.use_cache ? model->decode_step(last, cache)
-                                    : recompute_last(model, beams, memory, src_slots, device);
-    const auto totals = candidate_scores(logits, beams, shape.B, shape.G, repetition);
-    Beams next{beams.tokens, std::vector<double>(static_cast<std::size_t>(slots), kNegInf),
-               std::vector<std::int64_t>(static_cast<std::size_t>(slots), 0),
-               std::vector<std::int64_t>(static_cast<std::size_t>(slots), preprocess::kEosId)};
-    if (advance_groups(totals, step, shape, diversity_penalty, o, beams, next, states)) break;
-    if (o.use_cache) cache.reorder(to_tensor(next.order, device));
+    const auto count = static_cast<std::int64_t>(live.size());
+    const auto n = static_cast<std::size_t>(count * shape.K);
+    at::Tensor logits;  // [live * K, V]
+    if (o.use_cache) {
+      logits = model->decode_step(last, cache);
+    } else {
+      const auto rows = to_tensor(live, device).repeat_interleave(shape.K);  // [live * K]
+      logits = recompute_last(model, beams, memory.index_select(0, rows), src.index_select(0, rows),
+                              device);
+    }
+    const auto totals = candidate_scores(logits, beams, count, shape.G, repetition);
+    Beams next{beams.tokens, std::vector<double>(n, kNegInf), std::vector<std::int64_t>(n, 0),
+               std::vector<std::int64_t>(n, preprocess::kEosId)};
+    const auto done =
+        advance_groups(totals, step, shape, live, diversity_penalty, o, beams, next, states);
+    const auto kept = drop_done(done, shape.K, live, next);
+    if (live.empty()) break;
+    if (o.use_cache) {
+      if (kept.size() < done.size())
+        cache.reorder(to_tensor(next.order, device), to_tensor(kept, device));
+      else
+        cache.reorder(to_tensor(next.order, device));
+    }
     last = to_tensor(next.last, device);
     beams = std::move(next);
   }

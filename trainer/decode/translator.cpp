@@ -145,6 +145,17 @@ Translator::Translator(model::Transformer model, const preprocess::Vocabulary& v
   options_.decode.validate();
   model_->to(device_);
   model_->eval();
+  if (options_.precision == runtime::Precision::kInt8) {
+    if (!device_.is_cpu()) {
+      throw std::invalid_argument(
+          "precision int8 is for decoding on a CPU; this translator runs on " + device_.str() +
+          " (use bf16, fp16 or fp32 there)");
+    }
+    const double fp32_mb = static_cast<double>(model_->weight_bytes()) / 1e6;
+    model_->quantize_int8();
+    spdlog::info("precision int8: model weights {:.1f} MB ({:.1f} MB in fp32)",
+                 static_cast<double>(model_->weight_bytes()) / 1e6, fp32_mb);
+  }
 }
 
 std::vector<std::int64_t> Translator::encode_line(const std::string& line,

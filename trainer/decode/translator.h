@@ -33,9 +33,11 @@ inline constexpr NamedChoices<LongInputs, 2> kLongInputs{
 
 struct TranslateOptions {
   DecodeOptions decode;  // the strategy and its options; the paper's beam search by default
-  std::int64_t batch_tokens = 4000;                          // padded source tokens per batch
-  runtime::Precision precision = runtime::Precision::kFp32;  // resolved (not auto): autocast
-  LongInputs long_inputs = LongInputs::kTruncate;            // sources that do not fit
+  std::int64_t batch_tokens = 4000;  // padded source tokens per batch
+  // Resolved (not auto): bf16 and fp16 decode under autocast; int8 (CPU only) quantizes the
+  // model given to the translator, which the caller shares, once and for good.
+  runtime::Precision precision = runtime::Precision::kFp32;
+  LongInputs long_inputs = LongInputs::kTruncate;  // sources that do not fit
 };
 
 // Input lines of one kind (invalid UTF-8, control characters): all counted, the first few

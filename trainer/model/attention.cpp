@@ -5,7 +5,7 @@
 
 #include "trainer/model/attention.h"
 
-#include <ATen/ops/cat.h>
+#include <ATen/ops/empty.h>
 #include <ATen/ops/ones.h>
 #include <torch/nn/init.h>
 
@@ -31,7 +31,7 @@ torch::Tensor AttentionMask::blocked(std::int64_t query_len, std::int64_t key_le
                 key_padding.sizes(), " ", key_padding.scalar_type());
     result = key_padding.view({key_padding.size(0), 1, 1, key_len});  // [batch, 1, 1, key_len]
   }
-  if (causal) {
+  if (causal && query_len > 1) {  // a single query sits at the last key: nothing is in its future
     TORCH_CHECK(query_len <= key_len, "causal attention needs query_len <= key_len, got ",
                 query_len, " > ", key_len);
     // Query i sits at key position key_len - query_len + i; every later key is the future.
@@ -42,20 +42,57 @@ torch::Tensor AttentionMask::blocked(std::int64_t query_len, std::int64_t key_le
   return result;
 }
 
+namespace {
+
+// Positions the decoding cache's storage grows by: appends copy the prefix once per this many
+// positions, and the storage holds at most this many positions more than it uses (memory: beam
+// search reorders the whole storage at every step).
+constexpr std::int64_t kGrowth = 16;
+
+// `storage` [batch, heads, capacity, width] grown to hold at least `needed` positions, keeping
+// its first `used`.
+torch::Tensor reserve_positions(const torch::Tensor& storage, std::int64_t used,
+                                std::int64_t needed) {
+  if (storage.size(2) >= needed) return storage;
+  const auto capacity = (needed + kGrowth - 1) / kGrowth * kGrowth;
+  auto grown = at::empty({storage.size(0), storage.size(1), capacity, storage.size(3)},
+                         storage.options());  // [batch, heads, capacity, width]
+  if (used > 0) grown.narrow(2, 0, used).copy_(storage.narrow(2, 0, used));
+  return grown;
+}
+
+}  // namespace
+
 void KeyValue::append(const KeyValue& step) {
-  if (empty()) {
-    *this = step;
-    return;
+  const std::int64_t used = empty() ? 0 : keys.size(2);
+  const std::int64_t added = step.keys.size(2);
+  if (!key_storage_.defined()) {
+    key_storage_ = step.keys.new_empty(
+        {step.keys.size(0), step.keys.size(1), 0, step.keys.size(3)});  // [batch, heads, 0, d_k]
+    value_storage_ = step.values.new_empty({step.values.size(0), step.values.size(1), 0,
+                                            step.values.size(3)});  // [batch, heads, 0, d_v]
   }
-  keys = at::cat({keys, step.keys}, 2);        // [batch, heads, len + step_len, d_k]
-  values = at::cat({values, step.values}, 2);  // [batch, heads, len + step_len, d_v]
+  key_storage_ = reserve_positions(key_storage_, used, used + added);
+  value_storage_ = reserve_positions(value_storage_, used, used + added);
+  key_storage_.narrow(2, used, added).copy_(step.keys);
+  value_storage_.narrow(2, used, added).copy_(step.values);
+  keys = key_storage_.narrow(2, 0, used + added);      // [batch, heads, len + added, d_k]
+  values = value_storage_.narrow(2, 0, used + added);  // [batch, heads, len + added, d_v]
 }
 
 void KeyValue::reorder(const torch::Tensor& indices) {
   if (empty()) return;
   const auto rows = indices.to(keys.device());
-  keys = keys.index_select(0, rows);
-  values = values.index_select(0, rows);
+  if (!key_storage_.defined()) {  // projected once (cross-attention): no room to append
+    keys = keys.index_select(0, rows);
+    values = values.index_select(0, rows);
+    return;
+  }
+  const auto used = keys.size(2);
+  key_storage_ = key_storage_.index_select(0, rows);  // [new_batch, heads, capacity, d_k]
+  value_storage_ = value_storage_.index_select(0, rows);
+  keys = key_storage_.narrow(2, 0, used);
+  values = value_storage_.narrow(2, 0, used);
 }
 
 torch::Tensor attention_weights(const torch::Tensor& query, const torch::Tensor& keys,
@@ -70,10 +107,10 @@ torch::Tensor attention_weights(const torch::Tensor& query, const torch::Tensor&
 MultiHeadAttentionImpl::MultiHeadAttentionImpl(std::int64_t d_model, std::int64_t heads,
                                                std::int64_t d_k, std::int64_t d_v, double dropout)
     : heads_(heads), d_k_(d_k), d_v_(d_v) {
-  w_q_ = register_module("w_q", torch::nn::Linear(d_model, heads * d_k));
-  w_k_ = register_module("w_k", torch::nn::Linear(d_model, heads * d_k));
-  w_v_ = register_module("w_v", torch::nn::Linear(d_model, heads * d_v));
-  w_o_ = register_module("w_o", torch::nn::Linear(heads * d_v, d_model));
+  w_q_ = register_module("w_q", Linear(d_model, heads * d_k));
+  w_k_ = register_module("w_k", Linear(d_model, heads * d_k));
+  w_v_ = register_module("w_v", Linear(d_model, heads * d_v));
+  w_o_ = register_module("w_o", Linear(heads * d_v, d_model));
   dropout_ = register_module("dropout", Dropout(dropout));
   // Glorot/Xavier uniform weights, zero biases (LibTorch's default is Kaiming uniform).
   for (auto* linear : {&w_q_, &w_k_, &w_v_, &w_o_}) {
@@ -98,15 +135,30 @@ torch::Tensor MultiHeadAttentionImpl::attend(const torch::Tensor& query, const K
                                              const AttentionMask& mask) {
   TORCH_CHECK(query.dim() == 3, "attention query must be [batch, len, d_model], got ",
               query.sizes());
-  TORCH_CHECK(!source.empty() && source.keys.size(0) == query.size(0),
-              "attention source batch does not match the query batch ", query.size(0));
-  const auto q = split_heads(w_q_(query), d_k_);  // [batch, heads, q_len, d_k]
+  TORCH_CHECK(!source.empty(), "attention over an empty source");
+  const auto batch = query.size(0), q_len = query.size(1), sources = source.keys.size(0);
+  TORCH_CHECK(sources > 0 && batch % sources == 0, "attention source batch ", sources,
+              " does not divide the query batch ", batch);
+  const auto group = batch / sources;  // query rows per source row
+  TORCH_CHECK(group == 1 || !mask.causal, "causal attention needs one query row per source row");
+  auto q = split_heads(w_q_(query), d_k_);  // [batch, heads, q_len, d_k]
+  if (group > 1) {
+    // A source row's query rows side by side: [sources, heads, group * q_len, d_k]
+    q = q.reshape({sources, group, heads_, q_len, d_k_})
+            .transpose(1, 2)
+            .reshape({sources, heads_, group * q_len, d_k_});
+  }
   const auto blocked = mask.blocked(q.size(2), source.keys.size(2), query.device());
-  const auto weights = dropout_(attention_weights(q, source.keys, blocked));  // [b, h, q, src]
-  if (keep_weights_) last_weights_ = weights.detach();
-  const auto context = weights.matmul(source.values);  // [batch, heads, q_len, d_v]
-  // [batch, q_len, heads * d_v] -> [batch, q_len, d_model]
-  return w_o_(context.transpose(1, 2).reshape({query.size(0), query.size(1), heads_ * d_v_}));
+  const auto weights = dropout_(attention_weights(q, source.keys, blocked));  // [s, h, g*q, src]
+  if (keep_weights_) {
+    last_weights_ = weights.detach()
+                        .reshape({sources, heads_, group, q_len, -1})
+                        .transpose(1, 2)
+                        .reshape({batch, heads_, q_len, -1});  // [batch, heads, q_len, src_len]
+  }
+  const auto context = weights.matmul(source.values);  // [sources, heads, group * q_len, d_v]
+  // [sources, group * q_len, heads, d_v] -> [batch, q_len, heads * d_v] -> [batch, q_len, d_model]
+  return w_o_(context.transpose(1, 2).reshape({batch, q_len, heads_ * d_v_}));
 }
 
 torch::Tensor MultiHeadAttentionImpl::forward(const torch::Tensor& query,

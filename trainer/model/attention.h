@@ -3,10 +3,11 @@
 // The per-head widths d_k and d_v are independent of d_model / h (Table 3 rows A and B vary them).
 
 #include <torch/nn/module.h>
-#include <torch/nn/modules/linear.h>
 #include "trainer/model/dropout.h"
+#include "trainer/model/linear.h"
 
 #include <cstdint>
+#include <utility>
 
 namespace nmt::model {
 
@@ -22,15 +23,24 @@ struct AttentionMask {
 };
 
 // Keys and values of one attention source, split into heads: what the decoding cache stores.
+// Appending writes into storage that grows by blocks of positions (keys/values are views of its
+// first positions), so incremental decoding does not copy the whole prefix at every step.
 struct KeyValue {
   torch::Tensor keys;    // [batch, heads, src_len, d_k]
   torch::Tensor values;  // [batch, heads, src_len, d_v]
 
+  KeyValue() = default;
+  KeyValue(torch::Tensor keys, torch::Tensor values)
+      : keys(std::move(keys)), values(std::move(values)) {}
   bool empty() const { return !keys.defined(); }
-  // Concatenates `step` after the cached positions (incremental self-attention).
+  // Writes `step` after the cached positions (incremental self-attention).
   void append(const KeyValue& step);
   // Selects rows of the batch dimension (beam search).
   void reorder(const torch::Tensor& indices);
+
+ private:
+  torch::Tensor key_storage_;    // [batch, heads, capacity, d_k]; keys is its first positions
+  torch::Tensor value_storage_;  // [batch, heads, capacity, d_v]
 };
 
 // softmax(Q K^T / sqrt(d_k)) with blocked pairs at zero weight. Rows where every key is blocked
@@ -52,6 +62,9 @@ class MultiHeadAttentionImpl : public torch::nn::Module {
 
   // The two halves of forward, for decoding with a cache.
   KeyValue project(const torch::Tensor& source);
+  // query [batch, q_len, d_model] over source keys/values of batch or batch / G rows: with
+  // batch / G, query rows g * G .. g * G + G - 1 all attend over source row g (the beams of one
+  // sentence share its encoder output); the mask's key_padding then has the source's rows.
   torch::Tensor attend(const torch::Tensor& query, const KeyValue& source,
                        const AttentionMask& mask);
   // For inspection (alignment heatmaps): when on, attend() keeps its last attention weights
@@ -64,7 +77,7 @@ class MultiHeadAttentionImpl : public torch::nn::Module {
   torch::Tensor split_heads(const torch::Tensor& x, std::int64_t width) const;
 
   std::int64_t heads_, d_k_, d_v_;
-  torch::nn::Linear w_q_{nullptr}, w_k_{nullptr}, w_v_{nullptr}, w_o_{nullptr};
+  Linear w_q_{nullptr}, w_k_{nullptr}, w_v_{nullptr}, w_o_{nullptr};
   Dropout dropout_{nullptr};
   bool keep_weights_ = false;
   torch::Tensor last_weights_;

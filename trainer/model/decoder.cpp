@@ -9,17 +9,23 @@
 
 namespace nmt::model {
 
-void DecoderCache::reorder(const torch::Tensor& indices) {
-  TORCH_CHECK(indices.dim() == 1 && indices.scalar_type() == at::kLong,
-              "DecoderCache::reorder takes int64 [new_batch] indices, got ", indices.sizes(), " ",
-              indices.scalar_type());
-  const auto rows = indices.to(src_padding.device());
-  src_padding = src_padding.index_select(0, rows);
-  tgt_padding = tgt_padding.index_select(0, rows);
-  for (auto& layer : layers) {
-    layer.self.reorder(rows);
-    layer.cross.reorder(rows);
-  }
+void DecoderCache::reorder(const torch::Tensor& rows, const torch::Tensor& sources) {
+  const auto check = [](const torch::Tensor& t, const char* what) {
+    TORCH_CHECK(t.dim() == 1 && t.scalar_type() == at::kLong, "DecoderCache::reorder takes int64 [",
+                what, "] indices, got ", t.sizes(), " ", t.scalar_type());
+  };
+  check(rows, "new_rows");
+  const auto row_index = rows.to(tgt_padding.device());
+  tgt_padding = tgt_padding.index_select(0, row_index);
+  for (auto& layer : layers) layer.self.reorder(row_index);
+  if (!sources.defined() && rows_per_source != 1) return;
+  const auto source_index = sources.defined() ? sources.to(src_padding.device()) : row_index;
+  check(source_index, "new_sources");
+  TORCH_CHECK(source_index.size(0) * rows_per_source == row_index.size(0),
+              "reorder: ", row_index.size(0), " rows for ", source_index.size(0), " sources of ",
+              rows_per_source, " rows each");
+  src_padding = src_padding.index_select(0, source_index);
+  for (auto& layer : layers) layer.cross.reorder(source_index);
 }
 
 DecoderLayerImpl::DecoderLayerImpl(const ModelConfig& config) : placement_(norm_placement(config)) {
@@ -80,14 +86,18 @@ torch::Tensor DecoderImpl::forward(const torch::Tensor& x, const torch::Tensor& 
   return has_final_norm() ? norm_(h) : h;
 }
 
-DecoderCache DecoderImpl::start(const torch::Tensor& memory, const torch::Tensor& src_padding) {
+DecoderCache DecoderImpl::start(const torch::Tensor& memory, const torch::Tensor& src_padding,
+                                std::int64_t rows_per_source) {
   TORCH_CHECK(memory.dim() == 3 && src_padding.dim() == 2 &&
                   memory.size(0) == src_padding.size(0) && memory.size(1) == src_padding.size(1),
               "memory [batch, src_len, d_model] and src_padding [batch, src_len] disagree: ",
               memory.sizes(), " vs ", src_padding.sizes());
+  TORCH_CHECK(rows_per_source >= 1, "rows_per_source must be positive, got ", rows_per_source);
   DecoderCache cache;
+  cache.rows_per_source = rows_per_source;
   cache.src_padding = src_padding;
-  cache.tgt_padding = src_padding.new_zeros({src_padding.size(0), 0});  // [batch, 0] bool
+  cache.tgt_padding =
+      src_padding.new_zeros({src_padding.size(0) * rows_per_source, 0});  // [rows, 0] bool
   cache.layers.resize(layers_->size());
   for (std::size_t i = 0; i < layers_->size(); ++i) {
     cache.layers[i].cross = layer(i).project_memory(memory);
@@ -100,8 +110,10 @@ torch::Tensor DecoderImpl::step(const torch::Tensor& x, const torch::Tensor& pad
   TORCH_CHECK(x.dim() == 3 && x.size(1) == 1 && x.size(0) == cache.batch_size(),
               "decoder step takes [", cache.batch_size(), ", 1, d_model], got ", x.sizes());
   TORCH_CHECK(cache.layers.size() == layers_->size(), "cache was not made by this decoder");
-  cache.tgt_padding = at::cat({cache.tgt_padding, padding.view({-1, 1})}, 1);  // [batch, t + 1]
-  const DecoderMasks masks{{cache.tgt_padding, true}, {cache.src_padding, false}};
+  cache.tgt_padding = at::cat({cache.tgt_padding, padding.view({-1, 1})}, 1);  // [rows, t + 1]
+  cache.target_padded = cache.target_padded || padding.any().item<bool>();
+  const DecoderMasks masks{{cache.target_padded ? cache.tgt_padding : torch::Tensor(), true},
+                           {cache.src_padding, false}};
   auto h = x;  // [batch, 1, d_model]
   for (std::size_t i = 0; i < layers_->size(); ++i) h = layer(i).step(h, cache.layers[i], masks);
   return has_final_norm() ? norm_(h) : h;

@@ -25,21 +25,29 @@ struct DecoderMasks {
 
 // What one decoder layer keeps between decoding steps.
 struct LayerCache {
-  KeyValue self;   // the target so far, one position appended per step: [batch, heads, t, d_*]
-  KeyValue cross;  // the encoder output, projected once: [batch, heads, src_len, d_*]
+  KeyValue self;   // the target so far, one position appended per step: [rows, heads, t, d_*]
+  KeyValue cross;  // the encoder output, projected once: [sources, heads, src_len, d_*]
 };
 
 // The state of incremental decoding: one LayerCache per decoder layer and the padding masks.
+// Each source sentence is decoded by `rows_per_source` consecutive target rows (beam search: its
+// beams), which share the source's cross-attention keys/values: the rows are never expanded.
 struct DecoderCache {
   std::vector<LayerCache> layers;
-  torch::Tensor src_padding;  // [batch, src_len] bool, true at source padding
-  torch::Tensor tgt_padding;  // [batch, t] bool, true where a fed token was padding
+  torch::Tensor src_padding;  // [sources, src_len] bool, true at source padding
+  torch::Tensor tgt_padding;  // [rows, t] bool, true where a fed token was padding
+  std::int64_t rows_per_source = 1;
+  bool target_padded = false;  // whether tgt_padding has a true anywhere (else no mask is needed)
 
-  std::int64_t length() const { return tgt_padding.size(1); }  // positions decoded so far
-  std::int64_t batch_size() const { return src_padding.size(0); }
-  // Keeps rows `indices` [new_batch] int64 of the batch dimension, in that order (beam search:
-  // surviving hypotheses, or expanding each sentence into beams).
-  void reorder(const torch::Tensor& indices);
+  std::int64_t length() const { return tgt_padding.size(1); }      // positions decoded so far
+  std::int64_t batch_size() const { return tgt_padding.size(0); }  // target rows
+  std::int64_t sources() const { return src_padding.size(0); }
+  // Keeps target rows `rows` [new_rows] int64, in that order. With one row per source and no
+  // `sources`, the sources go with their rows (greedy decoding: the rows still decoding). With
+  // several rows per source, each row must come from a row of the same source (beam search: the
+  // surviving hypotheses), and the sources stay unless `sources` [new_sources] int64 names the
+  // ones kept, in the order of the new rows (beam search dropping finished sentences).
+  void reorder(const torch::Tensor& rows, const torch::Tensor& sources = {});
 };
 
 class DecoderLayerImpl : public torch::nn::Module {
@@ -74,10 +82,12 @@ class DecoderImpl : public torch::nn::Module {
   torch::Tensor forward(const torch::Tensor& x, const torch::Tensor& memory,
                         const DecoderMasks& masks);
 
-  // memory [batch, src_len, d_model], src_padding [batch, src_len] bool -> an empty cache
-  DecoderCache start(const torch::Tensor& memory, const torch::Tensor& src_padding);
-  // x: embedded token at position cache.length() [batch, 1, d_model]; padding [batch] bool
-  // -> hidden [batch, 1, d_model]
+  // memory [sources, src_len, d_model], src_padding [sources, src_len] bool -> an empty cache for
+  // sources * rows_per_source target rows
+  DecoderCache start(const torch::Tensor& memory, const torch::Tensor& src_padding,
+                     std::int64_t rows_per_source = 1);
+  // x: embedded token at position cache.length() [rows, 1, d_model]; padding [rows] bool
+  // -> hidden [rows, 1, d_model]
   torch::Tensor step(const torch::Tensor& x, const torch::Tensor& padding, DecoderCache& cache);
 
   bool has_final_norm() const { return !norm_.is_empty(); }

@@ -5,6 +5,9 @@
 #include <torch/nn/module.h>
 
 #include <cstdint>
+#include <optional>
+
+#include "trainer/model/linear.h"
 
 namespace nmt::model {
 
@@ -19,11 +22,21 @@ class ScaledEmbeddingImpl : public torch::nn::Module {
   // The shared pre-softmax projection, without bias: hidden [..., d_model] -> [..., vocab_size]
   torch::Tensor project(const torch::Tensor& hidden);
 
+  // For CPU decoding: the lookup reads int8 rows (one scale per row) and, when `projection`, the
+  // pre-softmax projection runs on int8 weights (Int8Matrix); the fp32 weight is released (it
+  // becomes an empty tensor). Without `projection`, project() is then an error.
+  void quantize_int8(bool projection);
+  bool quantized() const { return int8_rows_.values.defined(); }
+  // Bytes of the int8 rows and projection, which no registered tensor holds (0 in fp32).
+  std::int64_t int8_bytes() const;
+
   const torch::Tensor& weight() const { return weight_; }
 
  private:
   double scale_;
   torch::Tensor weight_;
+  Int8Rows int8_rows_;                         // quantized lookup table, or undefined
+  std::optional<Int8Matrix> int8_projection_;  // quantized projection, or none
 };
 TORCH_MODULE(ScaledEmbedding);
 

@@ -8,8 +8,8 @@
 namespace nmt::model {
 
 FeedForwardImpl::FeedForwardImpl(std::int64_t d_model, std::int64_t d_ff, double dropout) {
-  linear1_ = register_module("linear1", torch::nn::Linear(d_model, d_ff));
-  linear2_ = register_module("linear2", torch::nn::Linear(d_ff, d_model));
+  linear1_ = register_module("linear1", Linear(d_model, d_ff));
+  linear2_ = register_module("linear2", Linear(d_ff, d_model));
   dropout_ = register_module("dropout", Dropout(dropout));
   // Glorot/Xavier uniform weights, zero biases (LibTorch's default is Kaiming uniform).
   for (auto* linear : {&linear1_, &linear2_}) {

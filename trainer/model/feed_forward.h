@@ -2,8 +2,8 @@
 // The position-wise feed-forward network (paper section 3.3): FFN(x) = max(0, x W1 + b1) W2 + b2.
 
 #include <torch/nn/module.h>
-#include <torch/nn/modules/linear.h>
 #include "trainer/model/dropout.h"
+#include "trainer/model/linear.h"
 
 #include <cstdint>
 
@@ -18,7 +18,7 @@ class FeedForwardImpl : public torch::nn::Module {
   torch::Tensor forward(const torch::Tensor& x);
 
  private:
-  torch::nn::Linear linear1_{nullptr}, linear2_{nullptr};
+  Linear linear1_{nullptr}, linear2_{nullptr};
   Dropout dropout_{nullptr};
 };
 TORCH_MODULE(FeedForward);

@@ -40,8 +40,7 @@ TransformerImpl::TransformerImpl(const ModelConfig& config) : config_(config) {
   decoder_ = register_module("decoder", Decoder(config_));
   if (config_.embedding_sharing == EmbeddingSharing::kNone) {
     output_projection_ =
-        register_module("output_projection",
-                        torch::nn::Linear(torch::nn::LinearOptions(d_model, vocab).bias(false)));
+        register_module("output_projection", Linear(d_model, vocab, /*bias=*/false));
     torch::nn::init::normal_(output_projection_->weight, 0.0,
                              std::pow(static_cast<double>(d_model), -0.5));
   }
@@ -80,9 +79,9 @@ torch::Tensor TransformerImpl::forward(const torch::Tensor& src, const torch::Te
   return logits(decode(tgt_in, memory, src));  // [batch, tgt_len, vocab_size]
 }
 
-DecoderCache TransformerImpl::start_decoding(const torch::Tensor& memory,
-                                             const torch::Tensor& src) {
-  return decoder_->start(memory, padding_mask(src));
+DecoderCache TransformerImpl::start_decoding(const torch::Tensor& memory, const torch::Tensor& src,
+                                             std::int64_t rows_per_source) {
+  return decoder_->start(memory, padding_mask(src), rows_per_source);
 }
 
 torch::Tensor TransformerImpl::decode_step(const torch::Tensor& last_tokens, DecoderCache& cache) {
@@ -93,6 +92,35 @@ torch::Tensor TransformerImpl::decode_step(const torch::Tensor& last_tokens, Dec
       embed(last_tokens.view({-1, 1}), tgt_embedding_, decoder_positions_, cache.length());
   const auto hidden = decoder_->step(y, padding_mask(last_tokens), cache);  // [batch, 1, d_model]
   return logits(hidden).squeeze(1);                                         // [batch, vocab_size]
+}
+
+void TransformerImpl::quantize_int8() {
+  if (quantized()) return;
+  // Under "all" the one embedding is also the projection; under "decoder" the target one is.
+  src_embedding_->quantize_int8(config_.embedding_sharing == EmbeddingSharing::kAll);
+  tgt_embedding_->quantize_int8(config_.embedding_sharing != EmbeddingSharing::kNone);
+  for (const auto& module : modules()) {
+    if (auto* linear = module->as<LinearImpl>()) linear->quantize_int8();
+  }
+}
+
+bool TransformerImpl::quantized() const {
+  return src_embedding_->quantized();
+}
+
+std::int64_t TransformerImpl::weight_bytes() const {
+  std::unordered_set<const void*> seen;
+  std::int64_t bytes = 0;
+  for (const auto& parameter : parameters()) {
+    if (seen.insert(parameter.unsafeGetTensorImpl()).second) {
+      bytes += static_cast<std::int64_t>(parameter.nbytes());
+    }
+  }
+  for (const auto& module : modules()) {
+    if (const auto* linear = module->as<LinearImpl>()) bytes += linear->int8_bytes();
+    if (const auto* table = module->as<ScaledEmbeddingImpl>()) bytes += table->int8_bytes();
+  }
+  return bytes;
 }
 
 std::int64_t TransformerImpl::parameter_count() const {

@@ -8,7 +8,6 @@
 // "decoder_positions"; "encoder" and "decoder", each with "layers.<i>" and, pre-norm only, "norm".
 
 #include <torch/nn/module.h>
-#include <torch/nn/modules/linear.h>
 #include "trainer/model/dropout.h"
 
 #include <cstdint>
@@ -17,6 +16,7 @@
 #include "trainer/model/decoder.h"
 #include "trainer/model/embedding.h"
 #include "trainer/model/encoder.h"
+#include "trainer/model/linear.h"
 #include "trainer/model/positional_encoding.h"
 
 namespace nmt::model {
@@ -41,7 +41,10 @@ class TransformerImpl : public torch::nn::Module {
   torch::Tensor forward(const torch::Tensor& src, const torch::Tensor& tgt_in);
 
   // Incremental decoding: a cache holding the encoder output's cross-attention keys/values.
-  DecoderCache start_decoding(const torch::Tensor& memory, const torch::Tensor& src);
+  // memory [sources, src_len, d_model], src [sources, src_len]; each source decoded by
+  // rows_per_source target rows (beam search: its beams), which share its keys/values.
+  DecoderCache start_decoding(const torch::Tensor& memory, const torch::Tensor& src,
+                              std::int64_t rows_per_source = 1);
   // Feeds last_tokens [batch] int64 at position cache.length() (BOS first) and returns the
   // logits for the next position [batch, vocab_size]; the same as forward's at that position.
   torch::Tensor decode_step(const torch::Tensor& last_tokens, DecoderCache& cache);
@@ -54,6 +57,17 @@ class TransformerImpl : public torch::nn::Module {
   // Elements of the distinct parameters (a shared matrix counts once).
   std::int64_t parameter_count() const;
 
+  // For decoding on a CPU: every linear map (attention, feed-forward, the output projection)
+  // and the embeddings switch to int8 weights with per-row scales, activations quantized per
+  // call; their fp32 weights are released. Inference only and one way: the model can no longer
+  // be trained, saved or moved off the CPU. Does nothing when already quantized.
+  void quantize_int8();
+  bool quantized() const;
+  // Bytes of the model's weights as held now: its distinct parameters, plus the int8 weights of
+  // quantized layers (by their packed layout, Int8Matrix::bytes). Buffers (the sinusoidal
+  // position table) are not counted.
+  std::int64_t weight_bytes() const;
+
  private:
   // tokens [batch, len] at positions start.. -> Dropout(embedding * sqrt(d_model) + PE)
   torch::Tensor embed(const torch::Tensor& tokens, ScaledEmbedding& table,
@@ -61,7 +75,7 @@ class TransformerImpl : public torch::nn::Module {
 
   ModelConfig config_;
   ScaledEmbedding src_embedding_{nullptr}, tgt_embedding_{nullptr};  // one module under "all"
-  torch::nn::Linear output_projection_{nullptr};                     // "none" only
+  Linear output_projection_{nullptr};                                // "none" only
   PositionalEncoding encoder_positions_{nullptr}, decoder_positions_{nullptr};
   Dropout dropout_{nullptr};
   Encoder encoder_{nullptr};

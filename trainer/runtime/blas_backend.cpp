@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <filesystem>
 #include <thread>
 #include <vector>
@@ -95,8 +96,16 @@ bool set_blas_threads(int threads) {
 int available_cpus() {
   cpu_set_t mask;
   CPU_ZERO(&mask);
-  if (sched_getaffinity(0, sizeof mask, &mask) == 0) return std::max(1, CPU_COUNT(&mask));
-  return static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  int cpus = sched_getaffinity(0, sizeof mask, &mask) == 0
+                 ? CPU_COUNT(&mask)
+                 : static_cast<int>(std::thread::hardware_concurrency());
+  // A Slurm task's share where the job binds no CPUs (task/none): its --cpus-per-task.
+  if (const char* per_task = std::getenv("SLURM_CPUS_PER_TASK")) {
+    char* end = nullptr;
+    const long n = std::strtol(per_task, &end, 10);
+    if (end != per_task && *end == '\0' && n > 0 && n < cpus) cpus = static_cast<int>(n);
+  }
+  return std::max(1, cpus);
 }
 
 void configure_cpu_threads(int threads) {

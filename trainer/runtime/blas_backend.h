@@ -31,7 +31,8 @@ double measure_matmul_gflops(int n = 1024, int repeats = 5, c10::ScalarType type
 bool set_blas_threads(int threads);
 
 // The CPUs this process may run on: its affinity mask (what taskset, numactl, mpirun's binding and
-// Slurm's task/affinity or cgroup cpusets leave it), not the machine's core count; at least 1.
+// Slurm's task/affinity or cgroup cpusets leave it), not the machine's core count, and at most
+// SLURM_CPUS_PER_TASK when Slurm sets it (a job that binds no CPUs); at least 1.
 int available_cpus();
 
 // Gives a CPU process `threads` threads (0: available_cpus()) without the two pools fighting:

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "trainer/dist/device_collective.h"
+#include "trainer/runtime/cuda_loader.h"
 
 namespace nmt::runtime {
 namespace {
@@ -20,6 +21,7 @@ std::string cudnn_version_string(long version) {
 
 CudaInfo cuda_info() {
   CudaInfo info;
+  ensure_cuda_loaded();
   const auto& hooks = at::detail::getCUDAHooks();
   // Without LibTorch's CUDA library the hooks are the stubs, whose version queries throw.
   try {

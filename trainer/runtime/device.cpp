@@ -8,6 +8,8 @@
 #include <mutex>
 #include <stdexcept>
 
+#include "trainer/runtime/cuda_loader.h"
+
 namespace nmt::runtime {
 
 void check_device_name(const std::string& name) {
@@ -23,9 +25,10 @@ void check_device_name(const std::string& name) {
 
 c10::Device select_device(const std::string& name) {
   check_device_name(name);
+  if (name == "cpu") return c10::Device(c10::kCPU);
+  ensure_cuda_loaded();  // LibTorch's CUDA half, where this machine has an NVIDIA driver
   const bool cuda = torch::cuda::is_available();
   if (name == "auto") return cuda ? c10::Device(c10::kCUDA, 0) : c10::Device(c10::kCPU);
-  if (name == "cpu") return c10::Device(c10::kCPU);
   if (!cuda) {
     throw std::invalid_argument("device '" + name +
                                 "' requested but CUDA is not available: this LibTorch has no CUDA "

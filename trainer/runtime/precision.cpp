@@ -112,6 +112,9 @@ PrecisionChoice resolve_precision(Precision requested, const c10::Device& device
               " is older (use fp16 or fp32)");
         }
         break;
+      case Precision::kInt8:
+        throw std::invalid_argument("precision int8 is for decoding on a CPU (--device cpu); on " +
+                                    device.str() + " use bf16, fp16 or fp32");
       case Precision::kFp32:
       case Precision::kFp16:
         break;
@@ -129,6 +132,7 @@ PrecisionChoice resolve_precision(Precision requested, const c10::Device& device
           "precision fp16 needs a CUDA device (--device cuda); on a CPU use bf16, fp32 or auto");
     case Precision::kFp32:
     case Precision::kBf16:
+    case Precision::kInt8:
       break;
   }
   return {requested, std::string("as configured: ") + precision_name(requested)};

@@ -52,7 +52,8 @@ PrecisionChoice choose_cpu_precision(CpuBf16 instructions, const Bf16Probe& prob
 // (compute capability 8.0 or newer), else fp32; on a CPU, choose_cpu_precision with CPUID's
 // answer and, for AVX512-BF16 without AMX, probe_cpu_bf16().
 // Explicit choices are checked: fp16 needs CUDA (CPU autocast has no fp16), bf16 on CUDA needs
-// 8.0 or newer. Errors are std::invalid_argument saying what to use instead.
+// 8.0 or newer, int8 (decoding only) needs the CPU. Errors are std::invalid_argument saying what
+// to use instead.
 PrecisionChoice resolve_precision(Precision requested, const c10::Device& device);
 
 // The reduced precisions a device runs natively: bf16 on GPUs of compute capability 8.0 or newer
