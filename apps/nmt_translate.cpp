@@ -326,8 +326,11 @@ int main(int argc, char** argv) {
       ->capture_default_str()
       ->check(CLI::PositiveNumber);
   add_decoding_flags(app, o);
-  app.add_option("--batch-tokens", o.translate.batch_tokens, "Padded source tokens per batch")
-      ->capture_default_str();
+  app.add_option("--batch-tokens", o.translate.batch_tokens,
+                 "Padded source tokens per batch (0: 4000 / the beam size for beam search, "
+                 "4000 / --num-samples for sampling, 4000 for greedy)")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
   nmt::apps::add_runtime_flags(app, o.runtime);
   app.add_option("--long-inputs", o.long_inputs,
                  "A line longer than the model's source positions: truncate (translate its "

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <climits>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -30,7 +31,13 @@ void settle_openmp_waiting(char** argv) {
   if (!libgomp_loaded()) return;
   // Set before the exec, so the new image finds it and returns at the first check.
   if (setenv("GOMP_SPINCOUNT", kOpenMpSpinCount, 1) != 0) return;
-  execv("/proc/self/exe", argv);
+  // The binary's own path, not /proc/self/exe: the process keeps its name (comm, ps, pgrep).
+  char path[PATH_MAX];
+  const ssize_t length = readlink("/proc/self/exe", path, sizeof path - 1);
+  if (length > 0) {
+    path[length] = '\0';
+    execv(path, argv);
+  }
   std::fprintf(stderr,
                "warning: could not restart with GOMP_SPINCOUNT=%s (%s): idle OpenMP "
                "threads spin as long as libgomp's default\n",

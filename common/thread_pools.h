@@ -5,7 +5,8 @@
 // spinning threads take the time slices the working ones need, and decoding ran 4x slower beside
 // two busy processes. libgomp reads its settings from the environment once, when it is loaded,
 // before main: a process that finds libgomp loaded and neither OMP_WAIT_POLICY nor GOMP_SPINCOUNT
-// set sets a short spin and runs itself again (exec: the same pid, arguments and descriptors).
+// set sets a short spin and runs itself again (exec of its own binary: the same pid, name,
+// arguments and descriptors).
 // A user's own setting of either variable is kept.
 
 namespace nmt {

@@ -193,6 +193,15 @@ void Translator::truncate(std::vector<std::int64_t>& ids, std::int64_t line_numb
   ++truncated_;
 }
 
+std::int64_t auto_batch_tokens(const TranslateOptions& options) {
+  if (options.batch_tokens > 0) return options.batch_tokens;
+  const auto& d = options.decode;
+  const std::int64_t rows = d.strategy == Strategy::kGreedy   ? 1
+                            : d.strategy == Strategy::kSample ? d.sampling.num_samples
+                                                              : d.beam.beam_size;
+  return std::max<std::int64_t>(1, kBatchRowTokens / std::max<std::int64_t>(1, rows));
+}
+
 std::vector<std::vector<Hypothesis>> Translator::translate_batch(
     const std::vector<std::vector<std::int64_t>>& sources, const std::vector<std::uint64_t>& keys) {
   const auto src = source_batch(sources).to(device_);  // [batch, src_len]
@@ -219,13 +228,14 @@ std::vector<std::vector<Hypothesis>> Translator::translate_ids(
   });
   std::vector<std::vector<Hypothesis>> results(sources.size());
   ProgressMeter progress("translate", "sentences", 10.0);
+  const auto budget = auto_batch_tokens(options_);
   std::size_t start = 0;
   while (start < order.size()) {
     // Sorted ascending, so the last row of a batch is its longest.
     std::size_t end = start + 1;
     while (end < order.size() &&
            static_cast<std::int64_t>((end - start + 1) * (sources[order[end]].size() + 1)) <=
-               options_.batch_tokens) {
+               budget) {
       ++end;
     }
     std::vector<std::vector<std::int64_t>> batch;

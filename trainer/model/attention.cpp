@@ -47,7 +47,7 @@ namespace {
 // Positions the decoding cache's storage grows by: appends copy the prefix once per this many
 // positions, and the storage holds at most this many positions more than it uses (memory: beam
 // search reorders the whole storage at every step).
-constexpr std::int64_t kGrowth = 16;
+constexpr std::int64_t kGrowth = 8;
 
 // `storage` [batch, heads, capacity, width] grown to hold at least `needed` positions, keeping
 // its first `used`.
