@@ -47,6 +47,17 @@ function(nmt_link_torch_cuda target)
   endif()
 endfunction()
 
+# nmt_link_torch_cuda for every executable defined so far in the calling directory (tests/, bench/).
+function(nmt_link_torch_cuda_in_directory)
+  get_property(_targets DIRECTORY PROPERTY BUILDSYSTEM_TARGETS)
+  foreach(_target ${_targets})
+    get_target_property(_type ${_target} TYPE)
+    if(_type STREQUAL "EXECUTABLE")
+      nmt_link_torch_cuda(${_target})
+    endif()
+  endforeach()
+endfunction()
+
 # An executable named like the tool (nmt-foo) whose main lives in apps/. Every tool answers --help;
 # a CTest case checks that it does.
 function(nmt_add_tool name source)

@@ -22,29 +22,9 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 fail() { echo "FAILED: $*"; exit 1; }
 
-install_ctranslate2() {
-  [[ -f "$venv/.nmt-ctranslate2-ready" ]] && return 0
-  if [[ ! -x "$venv/bin/python" ]]; then
-    "$python" -m venv "$venv" > "$work/venv.log" 2>&1 ||
-      fail "$python -m venv failed (Debian: apt-get install python3-venv; jobs/setup.sh has it): $(cat "$work/venv.log")"
-  fi
-  if ! PIP_DISABLE_PIP_VERSION_CHECK=1 "$venv/bin/pip" install --quiet --timeout 30 --retries 2 \
-    'ctranslate2>=4,<5' sentencepiece > "$work/pip.log" 2>&1; then
-    if grep -Eq 'NewConnectionError|Max retries exceeded|Temporary failure in name resolution|Network is unreachable|No matching distribution found' "$work/pip.log"; then
-      echo "SKIPPED: pip cannot reach the package index to install ctranslate2: $(tail -3 "$work/pip.log")"
-      exit 77
-    fi
-    fail "pip install ctranslate2 sentencepiece: $(cat "$work/pip.log")"
-  fi
-  "$venv/bin/python" -c "import ctranslate2, sentencepiece" ||
-    fail "ctranslate2 installed in $venv but does not import"
-  touch "$venv/.nmt-ctranslate2-ready"
-}
-mkdir -p "$(dirname "$venv")"
-exec 9> "$venv.lock"
-flock 9
-install_ctranslate2
-flock -u 9
+# shellcheck source=tests/scripts/pip_venv.sh
+source "$here/pip_venv.sh"
+pip_venv_install "$python" "$venv" ctranslate2 "ctranslate2, sentencepiece" 'ctranslate2>=4,<5' sentencepiece
 cd "$work"
 echo "CTranslate2 $("$venv/bin/python" -c 'import ctranslate2; print(ctranslate2.__version__)')"
 

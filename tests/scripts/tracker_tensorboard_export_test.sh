@@ -17,30 +17,10 @@ tracker_pid=
 trap 'stop_local_tracker; rm -rf "$work"' EXIT
 fail() { echo "FAILED: $*"; exit 1; }
 
-# TensorBoard in $venv, installed once (under a lock: tests may run in parallel).
-install_tensorboard() {
-  [[ -f "$venv/.nmt-tensorboard-ready" ]] && return 0
-  if [[ ! -x "$venv/bin/python" ]]; then
-    "$python" -m venv "$venv" > "$work/venv.log" 2>&1 ||
-      fail "$python -m venv failed (Debian: apt-get install python3-venv; jobs/setup.sh has it): $(cat "$work/venv.log")"
-  fi
-  if ! PIP_DISABLE_PIP_VERSION_CHECK=1 "$venv/bin/pip" install --quiet --timeout 30 --retries 2 \
-    tensorboard > "$work/pip.log" 2>&1; then
-    if grep -Eq 'NewConnectionError|Max retries exceeded|Temporary failure in name resolution|Network is unreachable|No matching distribution found' "$work/pip.log"; then
-      echo "SKIPPED: pip cannot reach the package index to install tensorboard: $(tail -3 "$work/pip.log")"
-      exit 77
-    fi
-    fail "pip install tensorboard: $(cat "$work/pip.log")"
-  fi
-  "$venv/bin/python" -c "import tensorboard.backend.event_processing.event_accumulator" ||
-    fail "tensorboard installed in $venv but does not import"
-  touch "$venv/.nmt-tensorboard-ready"
-}
-mkdir -p "$(dirname "$venv")"
-exec 9> "$venv.lock"
-flock 9
-install_tensorboard
-flock -u 9
+# TensorBoard in $venv, installed once.
+# shellcheck source=tests/scripts/pip_venv.sh
+source "$(dirname "${BASH_SOURCE[0]}")/pip_venv.sh"
+pip_venv_install "$python" "$venv" tensorboard tensorboard.backend.event_processing.event_accumulator tensorboard
 tb_python=$venv/bin/python
 cd "$work"
 
