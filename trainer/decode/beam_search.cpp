@@ -238,6 +238,11 @@ std::vector<bool> advance_groups(const at::Tensor& totals, std::int64_t step, co
 std::vector<std::int64_t> drop_done(const std::vector<bool>& done, std::int64_t K,
                                     std::vector<std::int64_t>& live, Beams& next) {
   std::vector<std::int64_t> kept, kept_live;
+  if (std::find(done.begin(), done.end(), true) == done.end()) {  // the usual step: all go on
+    kept.resize(done.size());
+    std::iota(kept.begin(), kept.end(), 0);
+    return kept;
+  }
   Beams compact;
   for (std::size_t b = 0; b < done.size(); ++b) {
     if (done[b]) continue;

@@ -24,14 +24,15 @@ namespace {
   return value != nullptr && std::strcmp(value, "always") == 0;
 }
 
-}  // namespace
-
-bool cuda_library_loaded() {
+// Whether LibTorch's CUDA library is in this process (linked, or loaded before).
+[[maybe_unused]] bool cuda_library_loaded() {
   void* handle = dlopen("libtorch_cuda.so", RTLD_NOW | RTLD_NOLOAD);
   if (handle == nullptr) return false;
   dlclose(handle);  // drops the reference RTLD_NOLOAD took
   return true;
 }
+
+}  // namespace
 
 bool ensure_cuda_loaded(CudaLoad when) {
 #ifdef NMT_CUDA_RUNTIME_MODULE

@@ -17,7 +17,4 @@ enum class CudaLoad { kIfGpu, kAlways };
 // A failed load is logged as a warning naming the library and the loader's error.
 bool ensure_cuda_loaded(CudaLoad when = CudaLoad::kIfGpu);
 
-// Whether LibTorch's CUDA library is in this process (linked, or loaded by ensure_cuda_loaded).
-bool cuda_library_loaded();
-
 }  // namespace nmt::runtime
