@@ -2,15 +2,14 @@
 // tracker/API.md, over HTTPS with --tls-cert and --tls-key. Training jobs and the nmt-tracker CLI
 // talk to it; nothing else opens the file.
 
+#include <sys/stat.h>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/address.hpp>
 #include <boost/asio/signal_set.hpp>
 
 #include <csignal>
 #include <filesystem>
-#include <fstream>
 #include <optional>
-#include <sstream>
 #include <stdexcept>
 
 #include "apps/tool_main.h"
@@ -164,15 +163,30 @@ std::chrono::milliseconds milliseconds(double seconds) {
   return std::chrono::milliseconds(static_cast<long>(seconds * 1000));
 }
 
-// Removes the port file only while it still names this daemon's port: a second daemon given the
-// same file has overwritten it, and its file must outlive this daemon. (A daemon starting between
-// the read and the removal loses its file; the window is a few microseconds at exit.)
-void remove_own_port_file(const std::string& path, const std::string& written) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return;  // already gone
-  std::stringstream text;
-  text << in.rdbuf();
-  if (text.str() != written) {
+// The file a path names now: a file written again (atomically: a new file renamed over it) is
+// another file.
+struct FileIdentity {
+  dev_t device = 0;
+  ino_t inode = 0;
+  bool operator==(const FileIdentity& other) const {
+    return device == other.device && inode == other.inode;
+  }
+};
+
+std::optional<FileIdentity> identity_of(const std::string& path) {
+  struct stat info {};
+  if (::stat(path.c_str(), &info) != 0) return std::nullopt;
+  return FileIdentity{info.st_dev, info.st_ino};
+}
+
+// Removes the port file only while it is still the file this daemon wrote: a second daemon given
+// the same file (or this daemon's successor on the same port, started while it was closing) has
+// written its own, which must outlive this daemon. (A daemon writing it between the check and the
+// removal loses its file; the window is a few microseconds at exit.)
+void remove_own_port_file(const std::string& path, const std::optional<FileIdentity>& written) {
+  const auto now = identity_of(path);
+  if (!now) return;  // already gone
+  if (!written || !(*now == *written)) {
     spdlog::info("port file {} now belongs to another daemon; left in place", path);
     return;
   }
@@ -193,17 +207,24 @@ void serve(asio::io_context& io, asio::signal_set& signals, HttpServer& server) 
   io.run();
 }
 
-int run_daemon(DaemonOptions& o) {
-  o.server.idle_timeout = milliseconds(o.idle_timeout_s);
-  o.server.header_timeout = milliseconds(o.header_timeout_s);
-  o.server.read_timeout = milliseconds(o.read_timeout_s);
-  o.server.validate();
-  o.handler.secure_cookie = o.server.tls();
-  o.handler.validate();
-  const std::string token = resolve_token(o);
-  // Signals first: a SIGTERM that lands while the database opens still ends in a clean stop.
-  asio::io_context io(1);
-  asio::signal_set signals(io, SIGINT, SIGTERM);
+void log_limits(const DaemonOptions& o) {
+  const auto& w = o.handler.writes;
+  spdlog::info(
+      "limits: {} connections (at most {} before a request with the token), {} per client; "
+      "body {} bytes, JSON depth {}, {} elements; {} points per series answer; timeouts idle {} "
+      "s, header {} s, request {} s; names {} bytes, texts {}, config {}, artifact content {}; "
+      "per run {} metric keys, {} params",
+      o.server.max_connections, o.server.unproven_limit(), o.server.max_connections_per_client,
+      o.server.body_limit, o.handler.json.max_depth, o.handler.json.max_elements,
+      o.handler.max_response_points, o.idle_timeout_s, o.header_timeout_s, o.read_timeout_s,
+      w.max_name_bytes, w.max_text_bytes, w.max_config_bytes, w.max_content_bytes,
+      w.max_metric_keys, w.max_params);
+}
+
+// Opens the database, serves it until a signal, and returns the requests served once the server
+// and then the database's connections are closed.
+std::size_t serve_database(const DaemonOptions& o, const std::string& token, asio::io_context& io,
+                           asio::signal_set& signals) {
   nmt::tracker::Database db(o.db);
   nmt::tracker::RunStore store(db);
   // Reads on a connection of their own (a file database only: ":memory:" would open another one).
@@ -218,30 +239,38 @@ int run_daemon(DaemonOptions& o) {
       io, o.server, [&handler](const nmt::tracker::Request& r) { return handler.handle(r); },
       [&handler](const nmt::tracker::Request& r) { return handler.check_header(r); });
   // Written only now: scripts take the file's appearance to mean "listening and ready".
-  const std::string port_text = std::to_string(server.port()) + "\n";
+  std::optional<FileIdentity> port_file;
   if (!o.port_file.empty()) {
-    nmt::write_file_atomically(o.port_file, port_text);
+    nmt::write_file_atomically(o.port_file, std::to_string(server.port()) + "\n");
+    port_file = identity_of(o.port_file);
   }
   spdlog::info("listening on {}://{}:{} (database {}, schema version {}, {}{})",
                o.server.tls() ? "https" : "http", o.server.bind_address, server.port(), o.db,
                db.schema_version(), token.empty() ? "no authentication" : "bearer token required",
                o.server.tls() ? ", TLS certificate " + o.server.tls_cert_file : "");
-  const auto& w = o.handler.writes;
-  spdlog::info(
-      "limits: {} connections (at most {} before a request with the token), {} per client; "
-      "body {} bytes, JSON depth {}, {} elements; {} points per series answer; timeouts idle {} "
-      "s, header {} s, request {} s; names {} bytes, texts {}, config {}, artifact content {}; "
-      "per run {} metric keys, {} params",
-      o.server.max_connections, o.server.unproven_limit(), o.server.max_connections_per_client,
-      o.server.body_limit, o.handler.json.max_depth, o.handler.json.max_elements,
-      o.handler.max_response_points, o.idle_timeout_s, o.header_timeout_s, o.read_timeout_s,
-      w.max_name_bytes, w.max_text_bytes, w.max_config_bytes, w.max_content_bytes,
-      w.max_metric_keys, w.max_params);
+  log_limits(o);
   serve(io, signals, server);
   if (!o.port_file.empty()) {
-    remove_own_port_file(o.port_file, port_text);
+    remove_own_port_file(o.port_file, port_file);
   }
-  spdlog::info("stopped after {} requests", server.requests_served());
+  return server.requests_served();
+}
+
+int run_daemon(DaemonOptions& o) {
+  o.server.idle_timeout = milliseconds(o.idle_timeout_s);
+  o.server.header_timeout = milliseconds(o.header_timeout_s);
+  o.server.read_timeout = milliseconds(o.read_timeout_s);
+  o.server.validate();
+  o.handler.secure_cookie = o.server.tls();
+  o.handler.validate();
+  const std::string token = resolve_token(o);
+  // Signals first: a SIGTERM that lands while the database opens still ends in a clean stop.
+  asio::io_context io(1);
+  asio::signal_set signals(io, SIGINT, SIGTERM);
+  const std::size_t served = serve_database(o, token, io, signals);
+  // Only now, with the file closed: a daemon started again on it once this one has exited finds
+  // it free.
+  spdlog::info("stopped after {} requests; database {} closed", served, o.db);
   return 0;
 }
 

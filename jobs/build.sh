@@ -4,7 +4,8 @@
 #   --libtorch debian   Debian's libtorch-dev 1.13 (CPU), into build/ (the default)
 #   --libtorch current  the pinned CUDA LibTorch of jobs/libtorch-current.txt, fetched by
 #                       jobs/fetch_libtorch.sh, into build-current/
-# $NMT_BUILD_DIR overrides the folder. Other arguments go to CMake's configure step, e.g.
+# $NMT_BUILD_DIR overrides the folder; $NMT_BUILD_TARGET builds one target instead of all (the
+# quickstart: tools, the nmt-* executables). Other arguments go to CMake's configure step, e.g.
 # -DCMAKE_PREFIX_PATH=/opt/libtorch to build against a cluster's own LibTorch.
 # Warnings are errors (-DNMT_WERROR=ON) in every folder this script configures, unless the arguments
 # say -DNMT_WERROR=OFF: the quickstart and the test command (jobs/test.sh) then share one build of
@@ -57,5 +58,8 @@ if [[ ! -f "$build/CMakeCache.txt" || $# -gt 0 || ${#fresh[@]} -gt 0 ]]; then
     -DCMAKE_BUILD_TYPE=Release "${line_args[@]+"${line_args[@]}"}" "$@"
 fi
 start=$(date +%s)
-cmake --build "$build" --parallel "$jobs"
-echo "build: done in $(($(date +%s) - start)) s ($build, LibTorch line $NMT_LIBTORCH_LINE)"
+target=()
+[[ -n "${NMT_BUILD_TARGET:-}" ]] && target=(--target "$NMT_BUILD_TARGET")
+cmake --build "$build" --parallel "$jobs" "${target[@]+"${target[@]}"}"
+echo "build: ${NMT_BUILD_TARGET:-all} done in $(($(date +%s) - start)) s ($build, LibTorch line" \
+  "$NMT_LIBTORCH_LINE)"

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The main job: the whole pipeline on Multi30k English->German, on this machine.
-#   set-up and build (when needed: the same build, warnings as errors, as jobs/test.sh's, so one
-#   after the other rebuilds nothing) -> tracker daemon -> preprocess -> train -> average the last
+#   set-up and build of the tools it runs (when needed: the same folder and configuration,
+#   warnings as errors, as jobs/test.sh's, which then builds only the tests and benchmarks)
+#   -> tracker daemon -> preprocess -> train -> average the last
 #   checkpoints -> beam-decode test_2016_flickr (the averaging, beam and length penalty are the
 #   config's decode section) -> BLEU and chrF -> recorded in the tracker ->
 #   error analysis (nmt-analyze), recorded as the run's "analysis" artifact.
@@ -52,7 +53,8 @@ fail() { echo "quickstart: FAILED at $*" >&2; exit 1; }
 stage "1/9 set-up"
 "$root/jobs/setup.sh" || fail "set-up"
 stage "2/9 build (LibTorch line $line)"
-"$root/jobs/build.sh" --libtorch "$line" || fail "build"
+# The tools it runs, first; the test command builds the tests and benchmarks beside them.
+NMT_BUILD_TARGET=tools "$root/jobs/build.sh" --libtorch "$line" || fail "build"
 bin=${NMT_BUILD_DIR:-$root/$(libtorch_build_dir "$line")}/apps
 for split in train val test_2016_flickr; do
   for lang in en de; do
@@ -72,7 +74,12 @@ else
   tracker_pid=$!
   trap 'kill -TERM $tracker_pid 2>/dev/null; wait $tracker_pid 2>/dev/null' EXIT
   trap 'exit 130' INT TERM  # through the EXIT trap
-  for _ in $(seq 1 100); do [[ -s "$port_file" ]] && break; sleep 0.1; done
+  # Until it writes its port, or ends; 60 s at most (a loaded machine starts it slowly).
+  for _ in $(seq 1 600); do
+    [[ -s "$port_file" ]] && break
+    kill -0 "$tracker_pid" 2> /dev/null || break
+    sleep 0.1
+  done
   [[ -s "$port_file" ]] || fail "tracker: nmt-trackerd did not start (see $run_dir/trackerd.log)"
   echo "nmt-trackerd on 127.0.0.1:$(cat "$port_file"), database $work/tracker.db"
 fi

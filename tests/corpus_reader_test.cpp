@@ -13,6 +13,7 @@
 #include <fstream>
 
 #include "test_utils.h"
+#include "tests/multi30k.h"
 
 namespace nmt::preprocess {
 namespace {
@@ -425,10 +426,7 @@ TEST(OpenCorpus, RejectsInconsistentSpecs) {
 }
 
 TEST(Multi30k, ValSetHas1014Pairs) {
-  const char* env = std::getenv("NMT_DATA_DIR");
-  const std::filesystem::path data = env != nullptr && *env != '\0'
-                                         ? std::filesystem::path(env)
-                                         : std::filesystem::path("/work/shared/data/multi30k");
+  const std::filesystem::path data = testing::multi30k_dir();
   if (!std::filesystem::exists(data / "val.en.gz") ||
       !std::filesystem::exists(data / "val.de.gz")) {
     GTEST_SKIP() << "Multi30k not found in " << data << " (set NMT_DATA_DIR)";

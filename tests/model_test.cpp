@@ -45,7 +45,9 @@ void expect_tensor_near(const torch::Tensor& actual, const torch::Tensor& expect
 // instead of the whole prefix) go through different BLAS kernels and summation orders, so they
 // agree only up to float32 rounding: a few ulps of the largest value (measured up to 1.2e-6 on
 // logits of magnitude 3, with OpenBLAS and with MKL). This allows 1e-5 of the largest magnitude,
-// about 80 ulps; a padding, masking or cache bug moves values by 1e-2 and more.
+// about 80 ulps; a padding, masking or cache bug moves values by 1e-2 and more. The same bound
+// holds on any CPU: these are fp32 products everywhere (AMX and AVX512-BF16 serve bf16 only), and
+// AVX2 kernels (Zen 3) and AVX-512 ones (Xeon, Zen 4) differ only in summation order.
 void expect_equal_up_to_rounding(const torch::Tensor& actual, const torch::Tensor& expected,
                                  const std::string& what) {
   const double scale = std::max(1.0, expected.abs().max().item<double>());

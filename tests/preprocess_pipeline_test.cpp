@@ -15,6 +15,7 @@
 #include "common/sha256.h"
 #include "preprocess/output_dir.h"
 #include "test_utils.h"
+#include "tests/multi30k.h"
 
 namespace nmt::preprocess {
 namespace {
@@ -23,8 +24,7 @@ namespace fs = std::filesystem;
 using testing::TempDir;
 
 std::string data_dir() {
-  const char* env = std::getenv("NMT_DATA_DIR");
-  return env != nullptr ? env : "../shared/data/multi30k";
+  return testing::multi30k_dir();
 }
 
 std::vector<std::string> read_gz_lines(const std::string& path) {

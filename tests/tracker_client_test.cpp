@@ -59,7 +59,7 @@ int free_port() {
 }
 
 json get(const std::string& url, const std::string& target) {
-  HttpClient http(parse_url(url), "", 5s);
+  HttpClient http(parse_url(url), "", 30s);
   const auto response = http.request("GET", target);
   EXPECT_EQ(response.status, 200) << target << ": " << response.body;
   return json::parse(response.body);
@@ -72,7 +72,7 @@ json series(const std::string& url, std::int64_t run, const std::string& key) {
 // Polls until `done()` holds, at most `limit`. The client's worker spools in the background, and
 // its fsync can take far longer than usual behind a build's writes on a loaded machine.
 template <class Predicate>
-bool eventually(Predicate done, std::chrono::milliseconds limit = 20s) {
+bool eventually(Predicate done, std::chrono::milliseconds limit = 60s) {
   const auto deadline = std::chrono::steady_clock::now() + limit;
   while (!done()) {
     if (std::chrono::steady_clock::now() > deadline) return false;
@@ -106,7 +106,7 @@ TEST(TrackerClient, DeliversTenThousandPointsAndRunRecords) {
   client.log_eval({"valid", 10000, "ckpt.h5", 25.8, std::nullopt, 4.92, "nrefs:1"});
   client.log_artifact({"checkpoint", "ckpt.h5", 10000, std::nullopt});
   client.set_status(RunStatus::kFinished);
-  ASSERT_TRUE(client.flush(10s));
+  ASSERT_TRUE(client.flush(60s));
 
   EXPECT_EQ(client.stats().delivered_points, 10000);
   const json points = series(daemon.url(), *run, "train/loss");
@@ -134,7 +134,7 @@ TEST(TrackerClient, SpoolsWhileDaemonIsDownAndDeliversOnceWhenItStarts) {
   EXPECT_GT(file_size(options.spool_path), 0u);
 
   Daemon daemon(dir.path(), port);
-  ASSERT_TRUE(client.flush(10s));
+  ASSERT_TRUE(client.flush(60s));
   ASSERT_TRUE(client.run_id().has_value());
   expect_each_step_once(series(daemon.url(), *client.run_id(), "train/loss"), 1234);
   EXPECT_EQ(get(daemon.url(), "/api/runs/" + std::to_string(*client.run_id()))["status"],
@@ -163,7 +163,7 @@ TEST(TrackerClient, NextClientReplaysTheSpoolAndARepeatedReplayStoresNothing) {
   {
     TrackerClient second(options);
     second.attach_run(run);
-    ASSERT_TRUE(second.flush(10s));
+    ASSERT_TRUE(second.flush(60s));
   }
   expect_each_step_once(series(daemon->url(), run, "train/loss"), 700);
   // A crash between the replay and the truncation leaves the spool as it was: replay it again.
@@ -171,7 +171,7 @@ TEST(TrackerClient, NextClientReplaysTheSpoolAndARepeatedReplayStoresNothing) {
   {
     TrackerClient third(options);
     third.attach_run(run);
-    ASSERT_TRUE(third.flush(10s));
+    ASSERT_TRUE(third.flush(60s));
     EXPECT_EQ(third.stats().delivered_points, 700);  // acknowledged as duplicates
   }
   expect_each_step_once(series(daemon->url(), run, "train/loss"), 700);
@@ -187,8 +187,9 @@ TEST(TrackerClient, FullQueueNeverBlocks) {
   const auto start = std::chrono::steady_clock::now();
   for (int step = 0; step < kPoints; ++step) client.log_metric("train/loss", step, 1.0);
   const auto elapsed = std::chrono::steady_clock::now() - start;
-  // Had log_metric waited for room, 12,500 fsync'd spool appends would take many seconds.
-  EXPECT_LT(elapsed, 2s);
+  // Tens of milliseconds on an idle machine; had log_metric waited for room, 12,500 fsync'd spool
+  // appends would take far longer than this bound for a loaded one.
+  EXPECT_LT(elapsed, 5s);
   EXPECT_FALSE(client.flush(200ms));
   // Every point is dropped or spooled, once the worker has spooled what it took from the queue
   // (the short flush above need not have waited for that).
@@ -249,7 +250,7 @@ class LossyProxy {
   }
   void session(boost::asio::ip::tcp::socket& socket) {
     namespace http = boost::beast::http;
-    HttpClient upstream(parse_url(upstream_), "", 5s);
+    HttpClient upstream(parse_url(upstream_), "", 30s);
     boost::beast::flat_buffer buffer;
     boost::system::error_code ec;
     while (true) {
@@ -300,7 +301,7 @@ TEST(TrackerClient, RetryAfterLostResponseIsNotStoredTwice) {
     TrackerClient client(options_for(proxy.url(), dir));
     run = client.start_run(run_info("lost-response")).value();
     for (int step = 0; step < 300; ++step) client.log_metric("train/loss", step, 3.0);
-    ASSERT_TRUE(client.flush(10s));
+    ASSERT_TRUE(client.flush(60s));
   }
   const auto sequences = proxy.sequences();
   ASSERT_GE(sequences.size(), 2u);
@@ -323,7 +324,7 @@ TEST(TrackerClient, RegistrationDeliveredTwiceIsOneRun) {
       TrackerClient client(options_for(proxy.url(), dir));
       EXPECT_FALSE(client.start_run(info).has_value());  // the answer never came
       client.log_metric("train/loss", 0, 1.0);
-      ASSERT_TRUE(client.flush(10s));
+      ASSERT_TRUE(client.flush(60s));
       ASSERT_TRUE(client.run_id().has_value());
     }
     EXPECT_EQ(proxy.lossy_posts(), 2) << "uid '" << uid << "'";  // delivered twice
@@ -349,7 +350,7 @@ TEST(TrackerClient, SameNameInTwoRunDirectoriesIsTwoRuns) {
     info.params["model.dropout"] = dropout;
     runs.push_back(client.start_run(info).value());
     for (int step = 0; step < 5; ++step) client.log_metric("train/loss", step, dropout);
-    ASSERT_TRUE(client.flush(10s));
+    ASSERT_TRUE(client.flush(60s));
   }
   ASSERT_NE(runs[0], runs[1]);
   for (int i = 0; i < 2; ++i) {
@@ -382,7 +383,7 @@ TEST(TrackerClient, NextAttemptResumesTheRunByUid) {
     for (int step = 0; step < 10; ++step)
       client.log_metric("train/loss", (attempt - 1) * 10 + step, 1.0);
     if (attempt == 1) client.set_status(RunStatus::kPreempted);
-    ASSERT_TRUE(client.flush(10s));
+    ASSERT_TRUE(client.flush(60s));
   }
   const json detail = get(daemon.url(), "/api/runs/" + std::to_string(run));
   EXPECT_EQ(detail["attempt"], 2);
@@ -405,7 +406,7 @@ TEST(TrackerReader, ReadsARealDaemonAndNamesItInErrors) {
   auto& [token_file, daemon, client] = served;
   const std::int64_t run = start_sample_run(
       client, "reader-run", {"valid", 5, std::nullopt, 25.84, std::nullopt, 4.921, std::nullopt});
-  ASSERT_TRUE(client.flush(10s));
+  ASSERT_TRUE(client.flush(60s));
 
   const auto no_env = [](const char*) -> const char* { return nullptr; };
   const DaemonAddress from_flags = find_daemon({"", daemon.port_file(), token_file}, no_env);

@@ -135,7 +135,7 @@ TEST(TrackerDaemon, OversizedBodyIs413AndTheDaemonKeepsServing) {
     EXPECT_EQ(reply.status, 413) << reply.body;
     EXPECT_NE(reply.json().at("error").get<std::string>().find("1024"), std::string::npos);
     EXPECT_FALSE(reply.keep_alive);
-    EXPECT_TRUE(c.socket().closed_within(std::chrono::seconds(3)));
+    EXPECT_TRUE(c.socket().closed_within(std::chrono::seconds(15)));
   }
   {
     // Chunked bodies have no Content-Length to check up front; the limit must still hold.
@@ -149,7 +149,7 @@ TEST(TrackerDaemon, OversizedBodyIs413AndTheDaemonKeepsServing) {
 
 TEST(TrackerDaemon, StalledClientsBlockNobodyAndAreDropped) {
   TempDir dir;
-  Daemon daemon(dir, {"--read-timeout", "2", "--threads", "1"});
+  Daemon daemon(dir, {"--read-timeout", "6", "--threads", "1"});
   const auto stalled_at = Clock::now();
   std::vector<std::unique_ptr<TestSocket>> stalled;
   for (int i = 0; i < 8; ++i) {
@@ -159,15 +159,17 @@ TEST(TrackerDaemon, StalledClientsBlockNobodyAndAreDropped) {
                                    : "POST /api/runs HTTP/1.1\r\nHost: x\r\n"
                                      "Content-Length: 100\r\n\r\n{\"experiment\"");
   }
-  // Clients stuck behind the stalled ones would wait for the 2 s read timeout; the bounds leave
-  // a loaded machine its slack on either side of it.
+  // Clients stuck behind the stalled ones would wait for the 6 s read timeout; 20 requests take
+  // milliseconds on an idle machine, so the bound leaves a loaded one its slack below it.
   const auto start = Clock::now();
   for (int i = 0; i < 20; ++i) EXPECT_EQ(Connection(daemon.port()).get("/api/health").status, 200);
-  EXPECT_LT(seconds_since(start), 1.5) << "healthy clients waited behind stalled ones";
-  for (auto& socket : stalled) EXPECT_TRUE(socket->closed_within(std::chrono::seconds(5)));
+  EXPECT_LT(seconds_since(start), 4.0) << "healthy clients waited behind stalled ones";
+  // Dropped by the read timeout: not before it (they connected after stalled_at), and well
+  // within 10 s after it.
+  for (auto& socket : stalled) EXPECT_TRUE(socket->closed_within(std::chrono::seconds(20)));
   const double dropped_after = seconds_since(stalled_at);
-  EXPECT_GT(dropped_after, 1.5);
-  EXPECT_LT(dropped_after, 5.0);
+  EXPECT_GT(dropped_after, 5.5);
+  EXPECT_LT(dropped_after, 16.0);
 }
 
 TEST(TrackerDaemon, RefusesNonLoopbackBindWithoutToken) {
@@ -233,9 +235,9 @@ TEST(TrackerDaemon, SigtermExitsZeroPromptlyAndKeepsTheData) {
     ASSERT_EQ(idle.post(metrics_path(run), metric_batch(0, 0, 0, 50)).status, 200);
     const auto start = Clock::now();
     const int status = daemon.signal_and_wait(SIGTERM);
-    // Far below the 30 s read timeout the idle client would otherwise hold it for; closing the
+    // Half the 30 s read timeout the idle client would otherwise hold it for: closing the
     // database checkpoints its WAL with an fsync, which a loaded machine can make slow.
-    EXPECT_LT(seconds_since(start), 5.0);
+    EXPECT_LT(seconds_since(start), 15.0);
     ASSERT_TRUE(WIFEXITED(status)) << daemon.log();
     EXPECT_EQ(WEXITSTATUS(status), 0) << daemon.log();
     EXPECT_FALSE(std::filesystem::exists(daemon.port_file()));
@@ -437,7 +439,7 @@ class InProcessServer : public ::testing::Test {
     return done;
   }
   void TearDown() override {
-    if (runner_.joinable()) stop_within(std::chrono::seconds(5));
+    if (runner_.joinable()) stop_within(std::chrono::seconds(15));
   }
   unsigned short port() const { return server_->port(); }
 
@@ -461,7 +463,7 @@ TEST_F(InProcessServer, HandlerExceptionIs500AndClosesOnlyThatConnection) {
   const auto reply = victim.get("/boom");
   EXPECT_EQ(reply.status, 500);
   EXPECT_FALSE(reply.keep_alive);
-  EXPECT_TRUE(victim.socket().closed_within(std::chrono::seconds(5)));  // not after 30 s
+  EXPECT_TRUE(victim.socket().closed_within(std::chrono::seconds(15)));  // not after 30 s
   EXPECT_EQ(bystander.get("/after").status, 200);
   EXPECT_EQ(server_->requests_served(), 3u);
 }
@@ -483,10 +485,10 @@ TEST_F(InProcessServer, StopLetsTheInFlightRequestFinish) {
   server_->stop();
   const auto reply = busy.read_reply();
   EXPECT_EQ(reply.status, 200);
-  EXPECT_FALSE(reply.keep_alive);                                     // answered, then closed
-  EXPECT_TRUE(idle.socket().closed_within(std::chrono::seconds(5)));  // not after 30 s
-  EXPECT_THROW(Connection{port()}, std::system_error);                // no longer accepting
-  EXPECT_TRUE(stop_within(std::chrono::seconds(5)));
+  EXPECT_FALSE(reply.keep_alive);                                      // answered, then closed
+  EXPECT_TRUE(idle.socket().closed_within(std::chrono::seconds(15)));  // not after 30 s
+  EXPECT_THROW(Connection{port()}, std::system_error);                 // no longer accepting
+  EXPECT_TRUE(stop_within(std::chrono::seconds(15)));
 }
 
 }  // namespace

@@ -156,10 +156,11 @@ TEST(TrackerLimits, OneAddressOverItsLimitDoesNotStarveAnother) {
     idle.push_back(std::make_unique<Connection>(daemon.port()));
     ASSERT_EQ(idle.back()->get("/api/health").status, 200);  // now surely counted
   }
-  // The same address past its limit: answered 503 (or reset) and closed.
+  // The same address past its limit: answered 503 (or reset) and closed, at once on an idle
+  // machine; the bound is for a loaded one.
   for (int i = 0; i < kExtra; ++i) {
     TestSocket extra(daemon.port(), std::chrono::seconds(5));
-    EXPECT_TRUE(extra.closed_within(std::chrono::seconds(5))) << "connection " << i;
+    EXPECT_TRUE(extra.closed_within(std::chrono::seconds(20))) << "connection " << i;
   }
   // Another address is served throughout, promptly.
   std::vector<double> latencies;
@@ -174,15 +175,18 @@ TEST(TrackerLimits, OneAddressOverItsLimitDoesNotStarveAnother) {
             << " connections from 127.0.0.1: median " << latencies[kHealthy / 2] << " ms, max "
             << latencies.back() << " ms\n";
   EXPECT_NE(daemon.log().find("--max-connections-per-client"), std::string::npos);
-  // Once the idle ones close, the first address is served again.
+  // Once the idle ones close, the first address is served again: as soon as the daemon has seen
+  // them close, which a loaded machine may delay.
   idle.clear();
   bool served = false;
-  for (int attempt = 0; attempt < 100 && !served; ++attempt) {
+  const auto deadline = Clock::now() + std::chrono::seconds(30);
+  while (!served && Clock::now() < deadline) {
     try {
       served = Connection(daemon.port()).get("/api/health").status == 200;
     } catch (const std::exception&) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      // Refused or reset while the daemon still counts the closed ones: try again.
     }
+    if (!served) std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
   EXPECT_TRUE(served);
 }
@@ -280,7 +284,7 @@ TEST(TrackerLimits, HalfSentHeadersFromManyAddressesDoNotLockOutTheToken) {
   EXPECT_EQ(kept.get("/api/runs").status, 200);
   // The half-sent headers held no more than their share: the daemon closed the others.
   const std::size_t closed =
-      count_closed(hostile, hostile.size() - kUnprovenShare, std::chrono::seconds(10));
+      count_closed(hostile, hostile.size() - kUnprovenShare, std::chrono::seconds(30));
   EXPECT_GE(closed, hostile.size() - kUnprovenShare);
   EXPECT_NE(daemon.log().find("closing connections that sent no request with the token"),
             std::string::npos)
@@ -297,19 +301,21 @@ TEST(TrackerLimits, ReservedConnectionsMustLeaveRoom) {
             std::string::npos);
 }
 
+// The idle and header timeouts are 1 s; the bounds of the waits leave a loaded machine its slack,
+// and stay far below the 60 s read timeout that must not be the one closing them.
 TEST(TrackerLimits, SilentConnectionsAreClosedByTheIdleAndHeaderTimeouts) {
   TempDir dir;
-  Daemon daemon(dir, {"--idle-timeout", "1", "--header-timeout", "1", "--read-timeout", "20"});
+  Daemon daemon(dir, {"--idle-timeout", "1", "--header-timeout", "1", "--read-timeout", "60"});
   const auto start = Clock::now();
   TestSocket silent(daemon.port());
   Connection kept(daemon.port());
   ASSERT_EQ(kept.get("/api/health").status, 200);
   TestSocket trickle(daemon.port());
   trickle.send_raw("GET /api/heal");  // a header that never ends
-  EXPECT_TRUE(silent.closed_within(std::chrono::seconds(5)));
-  EXPECT_TRUE(kept.socket().closed_within(std::chrono::seconds(5)));
-  EXPECT_TRUE(trickle.closed_within(std::chrono::seconds(5)));  // not the 20 s read timeout
-  EXPECT_GT(ms_since(start), 800.0);
+  EXPECT_TRUE(silent.closed_within(std::chrono::seconds(20)));
+  EXPECT_TRUE(kept.socket().closed_within(std::chrono::seconds(20)));
+  EXPECT_TRUE(trickle.closed_within(std::chrono::seconds(20)));  // not the 60 s read timeout
+  EXPECT_GT(ms_since(start), 800.0);                             // not before the timeouts
 }
 
 TEST(TrackerLimits, MetricsOverThePointLimitAreBoundedAndSaySo) {

@@ -48,8 +48,8 @@ class Daemon {
       ::execv(NMT_TRACKERD, argv.data());
       ::_exit(127);
     }
-    // Up to 15 s, as tracker_daemon_harness.h allows: a loaded machine can start it slowly.
-    for (int i = 0; i < 1500 && !std::filesystem::exists(port_file_); ++i) {
+    // Up to 60 s, as tracker_daemon_harness.h allows: a loaded machine can start it slowly.
+    for (int i = 0; i < 6000 && !std::filesystem::exists(port_file_); ++i) {
       if (::waitpid(pid_, nullptr, WNOHANG) == pid_) {
         pid_ = -1;
         break;
@@ -84,6 +84,10 @@ inline ClientOptions options_for(const std::string& url, const testing::TempDir&
   o.flush_interval = 50ms;
   o.max_retry_backoff = 200ms;
   o.close_timeout = 300ms;
+  // A daemon that is down or refuses answers at once; one that is up may answer slowly on a loaded
+  // machine (its database writes), and a timed-out request would be sent again.
+  o.request_timeout = 30s;
+  o.start_run_timeout = 30s;
   return o;
 }
 

@@ -3,7 +3,8 @@
 # tests. Every node is a set of Linux namespaces made here: its own network namespace (a veth pair
 # to a bridge, its own address in a /24 test subnet), its own host name (UTS), and its own /tmp,
 # /dev/shm and /etc/hosts (mount namespace); the rest of the file system is shared, as a cluster's
-# shared file system is. The login namespace holds the bridge (the subnet's switch), munged,
+# shared file system is, and so are the cluster's folder, the checkout and NMT_CLUSTER_SHARE's
+# folders where they lie under /tmp or /dev/shm. The login namespace holds the bridge (the subnet's switch), munged,
 # slurmctld and, when a test starts one, an nmt-trackerd (on a second address, "tracker"); each node runs its own slurmd (`slurmd -N NAME`).
 # The host's own network stack is never touched: the subnet exists only inside these namespaces,
 # and it goes away with them.
@@ -94,18 +95,62 @@ make_node() {
   ip -n "$ns" link set lo up
   # nsenter, not `ip netns exec`: the latter remounts /sys, which hides the cgroup file system
   # slurmd needs.
+  # A folder of the shared file system that lies under /tmp or /dev/shm (a checkout there) is held
+  # open across the node's own tmpfs mount, then bound back at its path: the node sees it as every
+  # node does, and the rest of its /tmp and /dev/shm stays its own.
   nsenter --net="/run/netns/$ns" unshare --mount --uts --propagation private bash -c '
-    hostname "$1"
-    mount -t tmpfs -o mode=1777 tmpfs /tmp
-    mount -t tmpfs -o mode=1777 tmpfs /dev/shm
-    mount --bind "$2" /etc/hosts
+    set -e
+    name=$1 hosts=$2
+    shift 2
+    private() {  # MOUNT_POINT: a private tmpfs there, with the shared folders under it kept
+      local fds=() keep=() folder fd
+      for folder in "${@:2}"; do
+        [[ $folder == "$1"/* ]] || continue
+        exec {fd}< "$folder"
+        fds+=("$fd") keep+=("$folder")
+      done
+      mount -t tmpfs -o mode=1777 tmpfs "$1"
+      local i
+      for i in "${!keep[@]}"; do
+        mkdir -p "${keep[$i]}"
+        fd=${fds[$i]}
+        mount --no-canonicalize --rbind "/proc/self/fd/$fd" "${keep[$i]}"
+        exec {fd}<&-
+      done
+    }
+    hostname "$name"
+    private /tmp "$@"
+    private /dev/shm "$@"
+    mount --bind "$hosts" /etc/hosts
     mkdir -p /tmp/pmix
-    exec -a "nmt-node-$1" sleep infinity' holder "$name" "$dir/hosts" < /dev/null \
-    >> "$dir/log/node-$name.out" 2>&1 &
+    exec -a "nmt-node-$name" sleep infinity' holder "$name" "$dir/hosts" "${shared[@]}" \
+    < /dev/null >> "$dir/log/node-$name.out" 2>&1 &
   local pid=$!
   wait_for 10 "node $name did not come up" \
     bash -c "[[ \$(nsenter -t $pid -u hostname) == $name ]]"
   echo "$name $address $ns $pid ${peer:-}" >> "$dir/nodes"
+}
+
+# shared: the folders every node sees as this host does although they lie under /tmp or /dev/shm,
+# which each node has of its own: for each of the cluster's folder, the checkout, and the folders
+# of NMT_CLUSTER_SHARE (colon-separated: the build and the data, given by the CTest fixture), its
+# top folder there (/tmp/a for /tmp/a/b/c), resolved through links.
+shared_folders() {
+  local path top
+  local -A seen=()
+  shared=()
+  local IFS=:
+  for path in "$dir" "$here/../.." ${NMT_CLUSTER_SHARE:-}; do
+    [[ -n "$path" && -e "$path" ]] || continue
+    path=$(realpath "$path")
+    case $path/ in
+      /tmp/?*/* | /dev/shm/?*/*) ;;
+      *) continue ;;
+    esac
+    top=$(cut -d/ -f1-3 <<< "$path")
+    [[ $path == /dev/shm/* ]] && top=$(cut -d/ -f1-4 <<< "$path")
+    [[ -n "${seen[$top]:-}" ]] || { seen[$top]=1; shared+=("$top"); }
+  done
 }
 
 write_conf() {
@@ -149,13 +194,8 @@ start() {
   [[ $nodes =~ ^[1-4]$ ]] || { echo "cluster: 1 to 4 nodes, not '$nodes'" >&2; exit 2; }
   check || exit $?
   dir=$(realpath -m "$dir")
-  # Every node has a /tmp and /dev/shm of its own: the cluster's files must be elsewhere.
-  case $dir/ in /tmp/* | /dev/shm/*)
-    echo "cluster: $dir is under /tmp or /dev/shm, which each node has of its own; give a folder" \
-      "on the shared file system" >&2
-    exit 2 ;;
-  esac
   mkdir -p "$dir"
+  shared_folders
   [[ ! -s "$dir/pids" && ! -s "$dir/netns" ]] ||
     { echo "cluster: $dir has a cluster already (stop it first)" >&2; exit 1; }
   rm -rf "$dir/munge" "$dir/state" "$dir/spool" "$dir/run" "$dir/log" "$dir/env" "$dir/nodes"

@@ -24,7 +24,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/cluster_test_lib.sh"
 cluster_test_init "$@"
 start_tracker
 tiny_job 40
-sed -i 's/log_every: 5/log_every: 1, precision: fp32/' "$work/tiny.yaml"
+sed -i 's/log_every: 5/log_every: 1/' "$work/tiny.yaml"
 hostfile "$work/two-nodes" 2 2
 hostfile "$work/one-node" 1 4
 train_args=(--config "$work/tiny.yaml" --data "$work/shards" --log-level info)

@@ -50,11 +50,10 @@ if [[ $mode == link ]]; then
   cut_links=()
 fi
 # mpirun itself ends once its ranks are gone (its daemon on node2 is reachable again, or dead).
-for _ in $(seq 1 300); do kill -0 "$job_pid" 2> /dev/null || break; sleep 0.1; done
-if kill -0 "$job_pid" 2> /dev/null; then
-  kill -KILL "$job_pid" 2> /dev/null || true
-  fail "mpirun did not end within 30 s of its ranks"
-fi
+# The wait runs in a subshell: when it fails, mpirun is still killed here.
+mpirun_ended() { ! kill -0 "$job_pid" 2> /dev/null; }
+(wait_progressing 60 "mpirun did not end after its ranks" mpirun_ended) ||
+  { kill -KILL "$job_pid" 2> /dev/null || true; exit 1; }
 status=0
 wait "$job_pid" || status=$?
 echo "mpirun exit status $status after $(elapsed "$lost") ms"

@@ -28,7 +28,7 @@ start_tracker
 export NMT_TRACKER_URL=$tracker_url NMT_TRACKER_TOKEN_FILE=$work/token
 steps=120
 tiny_config "$work/tiny.yaml" "$steps"
-sed -i 's/log_every: 5/log_every: 1, precision: fp32, lr_factor: 0.1/' "$work/tiny.yaml"
+sed -i 's/log_every: 5/log_every: 1, lr_factor: 0.1/' "$work/tiny.yaml"
 
 reference=$(submit base-1node.sbatch "$work/reference" "$work/tiny.yaml" --nodes=2 --ntasks-per-node=2)
 wait_job_state "$reference" COMPLETED 150

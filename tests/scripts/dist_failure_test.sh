@@ -37,7 +37,8 @@ fail_rank_1() {
   "$mpiexec" -np 2 --oversubscribe "$train" "${args[@]}" --run-dir "$work/$name" \
     > "$work/$name.log" 2>&1 &
   job=$!
-  wait_for_checkpoint "$work/$name" "$job" 600
+  # Up to 120 s: a loaded machine starts the job slowly (its end cuts the wait short).
+  wait_for_checkpoint "$work/$name" "$job" 1200
   compgen -G "$work/$name/checkpoints/step-*.h5" > /dev/null || { cat "$work/$name.log"; echo "job did not start training"; exit 1; }
   local pid
   pid=$(rank_pid 1) || { echo "rank 1 not found"; exit 1; }

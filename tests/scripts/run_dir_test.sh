@@ -109,9 +109,11 @@ url=http://127.0.0.1:$(cat "$work/tracker.port")
 tracked=("${train[@]}" --run-dir "$work/tracked" --tracker-url "$url" --experiment run-dir-test
   --set train.validate_every=10 --set checkpoint.every_steps=10 --set train.max_steps=60)
 metrics=$work/tracked/metrics.jsonl
-# wait_for CONDITION_COMMAND: polls every 10 ms for up to 120 s (a loaded machine trains slowly).
+# wait_for CONDITION_COMMAND: polls every 10 ms while the training ($pid) runs; its end cuts the
+# wait short, and 300 s stop a hung one (a loaded machine trains slowly).
 wait_for() {
-  for _ in $(seq 1 12000); do
+  local deadline=$((SECONDS + 300))
+  while ((SECONDS < deadline)); do
     "$@" && return 0
     kill -0 "$pid" 2> /dev/null || return 1
     sleep 0.01

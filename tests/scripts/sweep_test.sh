@@ -97,13 +97,14 @@ for row in 00-base 01-A 02-C; do [[ -f "$work/resumed/$row/eval.json" ]] || { ec
 [[ $("${tracker[@]}" table --sweep resumed --format csv | wc -l) -eq 4 ]] || { echo "FAIL: resumed table"; exit 1; }
 
 # 4. SIGTERM to the local queue
+# step_20_logged SWEEP: row 0 of sweep SWEEP has logged step 20 (the sweep trains it first, slowly
+# on a loaded machine; wait_while_running cuts the wait short if the sweep ends).
+step_20_logged() { grep -qs '"step": 20,' "$work/$1/00-base/train/metrics.jsonl"; }
 write_spec stopped 4000
 "${sweep[@]}" --spec "$work/stopped.yaml" --sweep-dir "$work/stopped" > "$work/stopped.log" 2>&1 &
 sweep_pid=$!
-for _ in $(seq 1 600); do
-  grep -qs '"step": 20,' "$work/stopped/00-base/train/metrics.jsonl" && break
-  sleep 0.1
-done
+wait_while_running "$sweep_pid" 300 step_20_logged stopped ||
+  { cat "$work/stopped.log"; echo "FAIL: row 0 did not reach step 20"; exit 1; }
 kill -TERM "$sweep_pid"
 status=0
 wait "$sweep_pid" || status=$?
@@ -119,10 +120,8 @@ set -m  # the sweep as a job of its own: its own process group, SIGINT not ignor
 "${sweep[@]}" --spec "$work/interrupted.yaml" --sweep-dir "$work/interrupted" > "$work/interrupted.log" 2>&1 &
 sweep_pid=$!
 set +m
-for _ in $(seq 1 600); do
-  grep -qs '"step": 20,' "$work/interrupted/00-base/train/metrics.jsonl" && break
-  sleep 0.1
-done
+wait_while_running "$sweep_pid" 300 step_20_logged interrupted ||
+  { cat "$work/interrupted.log"; echo "FAIL: row 0 did not reach step 20"; exit 1; }
 kill -INT -- "-$sweep_pid"
 status=0
 wait "$sweep_pid" || status=$?

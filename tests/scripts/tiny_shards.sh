@@ -25,12 +25,13 @@ train_tiny_model() {
     --set train.max_steps=2 --set train.validate_every=0 --set train.threads=1 "$@" > /dev/null
 }
 
-# The tiny model's nmt-train settings (one layer, d_model 32, 64 positions, 400-token batches), for
-# the tests that run nmt-train themselves.
+# The tiny model's nmt-train settings (one layer, d_model 32, 64 positions, 400-token batches, fp32:
+# the tests compare runs and decodings, and precision auto can resolve differently in two runs on a
+# CPU where it times bf16 against fp32), for the tests that run nmt-train themselves.
 tiny_model_settings=(
   --set model.layers=1 --set model.d_model=32 --set model.d_ff=64 --set model.heads=2
   --set model.d_k=16 --set model.d_v=16 --set model.max_positions=64 --set data.max_length=64
-  --set data.max_src_tokens=400 --set data.max_tgt_tokens=400)
+  --set data.max_src_tokens=400 --set data.max_tgt_tokens=400 --set train.precision=fp32)
 
 # The start of a test of nmt-translate on the tiny model: sets build, data, bin and work (removed
 # at exit) and defines fail; skips (77) without Multi30k; makes tiny shards in $work/shards and
@@ -71,6 +72,22 @@ wait_for_checkpoint() {
   done
 }
 
+# wait_while_running PID SECONDS COMMAND...: polls COMMAND every 0.1 s; returns 0 once it succeeds,
+# 1 once PID has ended without it or SECONDS have passed. The end of the process is what cuts a
+# wait for its work short; SECONDS only stops a hung one, so it can be generous. Call it with `||`.
+wait_while_running() {
+  local pid=$1 deadline=$((SECONDS + $2))
+  shift 2
+  until "$@"; do
+    if ! kill -0 "$pid" 2> /dev/null; then
+      "$@" && return 0  # it may have got there just before it ended
+      return 1
+    fi
+    ((SECONDS < deadline)) || return 1
+    sleep 0.1
+  done
+}
+
 # stop_local_tracker: for the caller's cleanup, stops and reaps the daemon that
 # start_local_tracker started, if any.
 stop_local_tracker() {
@@ -83,14 +100,11 @@ stop_local_tracker() {
 # start_local_tracker NMT_TRACKERD DB PORT_FILE: nmt-trackerd on 127.0.0.1 over database DB
 # (created when missing), on a free port written to PORT_FILE; its output in PORT_FILE.out. Sets
 # tracker_pid (the daemon itself, for the caller's cleanup) and returns once the port file is
-# there, or fails after 30 s.
+# there; fails when the daemon ends first, or hangs for 120 s.
 start_local_tracker() {
   "$1" --db "$2" --port 0 --port-file "$3" --log-level warn > "$3.out" 2>&1 &
   tracker_pid=$!
-  for _ in $(seq 1 300); do
-    [[ -s "$3" ]] && return 0
-    sleep 0.1
-  done
-  echo "FAIL: nmt-trackerd wrote no port file within 30 s: $(cat "$3.out")"
+  wait_while_running "$tracker_pid" 120 test -s "$3" && return 0
+  echo "FAIL: nmt-trackerd wrote no port file (it ended, or hung for 120 s): $(cat "$3.out")"
   return 1
 }

@@ -38,15 +38,17 @@ PY
 }
 run_of() { query "/api/runs?experiment=sig" "[r for r in j['runs'] if r['uid'] == '$1'][0]['$2']"; }
 uid_of() { "$python" -c 'import json,sys; print(json.load(open(sys.argv[1]))["uid"])' "$1/run.json"; }
-# wait_for_metric RUN_DIR N: until metrics.jsonl holds N train/loss points (at most 120 s).
+# has_metric RUN_DIR N: metrics.jsonl holds N train/loss points.
+has_metric() {
+  local n
+  n=$(grep -cs '"key": "train/loss"' "$1/metrics.jsonl") || true
+  ((${n:-0} >= $2))
+}
+# wait_for_metric RUN_DIR N: until metrics.jsonl holds N train/loss points; fails when the training
+# ($pid) ends first, or hangs for 240 s (below the test's timeout, so that this says so).
 wait_for_metric() {
-  for _ in $(seq 1 1200); do
-    local n
-    n=$(cat "$1/metrics.jsonl" 2> /dev/null | grep -c '"key": "train/loss"' || true)
-    ((${n:-0} >= $2)) && return 0
-    sleep 0.1
-  done
-  fail "no $2 train/loss points in $1 within 120 s"
+  wait_while_running "$pid" 240 has_metric "$1" "$2" ||
+    fail "no $2 train/loss points in $1: the training ended, or hung for 240 s"
 }
 last_loss_step() { grep '"key": "train/loss"' "$1/metrics.jsonl" | tail -1 | sed 's/.*"step": \([0-9]*\).*/\1/'; }
 

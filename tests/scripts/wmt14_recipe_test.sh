@@ -130,7 +130,12 @@ step "nmt-trackerd"
 "$build/apps/nmt-trackerd" --db "$work/tracker.db" --port 0 --port-file "$work/tracker.port" \
   --log-level warn > "$work/trackerd.out" 2>&1 &
 tracker_pid=$!
-for _ in $(seq 1 100); do [[ -s "$work/tracker.port" ]] && break; sleep 0.1; done
+# Until it writes its port, or ends; 120 s at most (a loaded machine starts it slowly).
+for _ in $(seq 1 1200); do
+  [[ -s "$work/tracker.port" ]] && break
+  kill -0 "$tracker_pid" 2> /dev/null || break
+  sleep 0.1
+done
 [[ -s "$work/tracker.port" ]] || fail "nmt-trackerd did not start: $(cat "$work/trackerd.out")"
 url=http://127.0.0.1:$(cat "$work/tracker.port")
 

@@ -16,9 +16,8 @@ slurm_test_init "$@"
 run_beside_reference 600
 scontrol requeue "$job"
 out=$work/slurm/transformer-base-$job.out
-for _ in $(seq 1 300); do grep -q "restart 1:" "$out" && break; sleep 0.2; done
+wait_progressing 60 "the requeued job $job did not start again" grep -qs "restart 1:" "$out"
 grep -q "checkpointed and stopped (preempted)" "$out" || fail "no checkpoint on SIGTERM"
-grep -q "restart 1:" "$out" || fail "the requeued job did not start again"
 wait_step "$work/run" 120 90
 scancel --batch --signal=USR1 "$job"
 wait_job_state "$job" COMPLETED 150

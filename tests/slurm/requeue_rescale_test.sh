@@ -11,10 +11,11 @@ slurm_test_init "$@"
 # 600 steps: long enough that the stop lands before the end on a loaded machine.
 run_beside_reference 600
 scontrol requeuehold "$job"
-for _ in $(seq 1 300); do
-  [[ "$(job_field "$job" JobState)" == PENDING && -z "$(squeue -h -j "$job" -s 2> /dev/null)" ]] && break
-  sleep 0.2
-done
+# Held: pending, with none of its steps still running.
+held() {
+  [[ "$(job_field "$job" JobState)" == PENDING && -z "$(squeue -h -j "$job" -s 2> /dev/null)" ]]
+}
+wait_progressing 60 "job $job was not stopped and held" held
 grep -q "checkpointed and stopped (preempted)" "$work/slurm/transformer-base-$job.out" ||
   fail "the 2-rank job did not checkpoint on SIGTERM"
 scancel "$job"

@@ -16,7 +16,8 @@ job=$(NMT_TRACKER_PORT_FILE=$work/tracker.port NMT_TRAIN_ARGS="--experiment scan
 wait_step "$work/run" 20 60
 scancel "$job"
 wait_job_state "$job" CANCELLED 60
-for _ in $(seq 1 300); do [[ -z "$(squeue -h -j "$job" 2> /dev/null)" ]] && break; sleep 0.2; done
+left_the_queue() { [[ -z "$(squeue -h -j "$job" 2> /dev/null)" ]]; }
+wait_progressing 60 "job $job did not leave the queue" left_the_queue
 out=$work/slurm/transformer-base-$job.out
 grep -q "checkpointed and stopped (preempted)" "$out" || fail "nmt-train did not checkpoint on scancel"
 

@@ -17,6 +17,7 @@
 #include <fstream>
 #include <stdexcept>
 #include <system_error>
+#include <thread>
 #include <vector>
 
 #include "tracker/server/http_session.h"
@@ -285,11 +286,22 @@ class Listener : public std::enable_shared_from_this<Listener> {
 void Listener::listen() {
   const auto& o = state_->options;
   const tcp::endpoint endpoint(asio::ip::make_address(o.bind_address), o.port);
+  const auto deadline = std::chrono::steady_clock::now() + o.port_wait;
   beast::error_code ec;
   acceptor_.open(endpoint.protocol(), ec);
   // A restarted daemon must be able to take its port back while old connections sit in TIME_WAIT.
   if (!ec) acceptor_.set_option(asio::socket_base::reuse_address(true), ec);
   if (!ec) acceptor_.bind(endpoint, ec);
+  // A port of its own that is still listening: the daemon stopped just before this one started
+  // has not closed it yet.
+  if (ec == asio::error::address_in_use && o.port != 0) {
+    spdlog::info("port {} is in use; waiting up to {} ms for it", o.port, o.port_wait.count());
+    while (ec == asio::error::address_in_use && std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      ec = {};
+      acceptor_.bind(endpoint, ec);
+    }
+  }
   if (!ec) acceptor_.listen(asio::socket_base::max_listen_connections, ec);
   if (ec) {
     throw std::runtime_error("cannot listen on " + o.bind_address + ":" + std::to_string(o.port) +

@@ -53,6 +53,9 @@ struct ServerOptions {
   unsigned handler_threads = 1;  // threads calling the handler; 1 serialises calls to it
   std::string tls_cert_file;     // PEM certificate chain; set with tls_key_file: HTTPS only
   std::string tls_key_file;      // PEM private key of the certificate's first entry
+  // A given port still held by another socket (a daemon of it that is closing) is tried again for
+  // this long before the start fails.
+  std::chrono::milliseconds port_wait{10'000};
 
   bool tls() const { return !tls_cert_file.empty(); }
   // The most connections that may be open without having proven themselves.

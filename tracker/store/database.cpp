@@ -2,11 +2,13 @@
 
 #include <fcntl.h>
 #include <spdlog/spdlog.h>
+#include <sqlite3.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
+#include <fstream>
 #include <stdexcept>
 
 #include "tracker/store/schema.h"
@@ -34,13 +36,44 @@ void create_private(const std::string& path) {
   // Any other failure (a missing directory...) is left for SQLite to report with the path.
 }
 
+// The process holding a lock that conflicts with a write lock on [start, start + length) of
+// `file`, as "pid N (name)"; empty when none does (or the file cannot be opened).
+std::string lock_holder(const std::string& file, off_t start, off_t length) {
+  const int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return {};
+  struct flock probe {};
+  probe.l_type = F_WRLCK;
+  probe.l_whence = SEEK_SET;
+  probe.l_start = start;
+  probe.l_len = length;
+  const bool asked = ::fcntl(fd, F_GETLK, &probe) == 0;
+  ::close(fd);
+  if (!asked || probe.l_type == F_UNLCK) return {};
+  std::string name;
+  std::ifstream comm("/proc/" + std::to_string(probe.l_pid) + "/comm");
+  std::getline(comm, name);
+  return "pid " + std::to_string(probe.l_pid) + (name.empty() ? "" : " (" + name + ")");
+}
+
+// Who holds the database: SQLite's locks are POSIX record locks on the bytes from 2^30 of the
+// database file (a writer, or a closing connection's checkpoint) and on bytes 120-128 of its -shm
+// file (a connection in WAL mode).
+std::string describe_holder(const std::string& path) {
+  std::string holder = lock_holder(path, off_t{1} << 30, 512);
+  if (holder.empty()) holder = lock_holder(path + "-shm", 120, 9);
+  return holder.empty() ? "another process (it has let go since)" : holder;
+}
+
 SQLite::Database open_or_explain(const std::string& path) {
   create_private(path);
   try {
     // NOMUTEX: a connection is used by one thread at a time (RequestHandler holds a lock per
-    // connection), so SQLite's own per-call mutex only costs time on every read.
+    // connection), so SQLite's own per-call mutex only costs time on every read. The busy timeout
+    // is in force from the first statement: a daemon that is closing the file (its last
+    // checkpoint) is waited for.
     return SQLite::Database(path,
-                            SQLite::OPEN_READWRITE | SQLite::OPEN_CREATE | SQLite::OPEN_NOMUTEX);
+                            SQLite::OPEN_READWRITE | SQLite::OPEN_CREATE | SQLite::OPEN_NOMUTEX,
+                            Database::kBusyTimeoutMs);
   } catch (const SQLite::Exception& e) {
     throw std::runtime_error(path + ": cannot open the tracker database: " + e.what());
   }
@@ -55,10 +88,15 @@ Database::Database(const std::string& path) : path_(path), db_(open_or_explain(p
     // NORMAL is durable in WAL mode against process crashes (SIGKILL), which is what we promise.
     db_.exec("PRAGMA synchronous = NORMAL");
     db_.exec("PRAGMA foreign_keys = ON");
-    db_.setBusyTimeout(5000);
     migrate(db_, path_);
   } catch (const SQLite::Exception& e) {
-    throw std::runtime_error(path + ": cannot prepare the tracker database: " + e.what());
+    std::string reason = e.what();
+    const int code = e.getErrorCode() & 0xff;  // the primary code of an extended one
+    if (code == SQLITE_BUSY || code == SQLITE_LOCKED) {
+      reason += " after waiting " + std::to_string(kBusyTimeoutMs / 1000) + " s; held by " +
+                describe_holder(path);
+    }
+    throw std::runtime_error(path + ": cannot prepare the tracker database: " + reason);
   }
 }
 

@@ -13,8 +13,13 @@ namespace nmt::tracker {
 
 class Database {
  public:
+  // How long a statement waits for a lock another connection holds (another daemon closing the
+  // file, this daemon's other connection) before it fails with SQLITE_BUSY.
+  static constexpr int kBusyTimeoutMs = 10'000;
+
   // Opens or creates `path`. Throws std::runtime_error naming the file when it cannot be opened,
-  // is not a SQLite database, or was written by a newer version of this program.
+  // is not a SQLite database, was written by a newer version of this program, or is held by
+  // another process for longer than the busy timeout (naming its pid and name).
   explicit Database(const std::string& path);
 
   SQLite::Database& sqlite() { return db_; }
