@@ -6,6 +6,8 @@
 # A start while another process holds the database waits, then fails naming that process.
 # Usage: trackerd_restart_test.sh TRACKERD PYTHON
 set -euo pipefail
+# shellcheck source=tests/scripts/tiny_shards.sh
+source "$(dirname "${BASH_SOURCE[0]}")/tiny_shards.sh"  # wait_while_running
 trackerd=$1 python=$2
 work=$(mktemp -d)
 pids=()
@@ -29,15 +31,10 @@ start() {
 }
 
 # answering ROUND: until the round's daemon logs that it listens (not the one it replaces, which
-# may still answer for a moment), or fails if it exited.
+# may still answer for a moment); fails if it exited first, or hung for 60 s.
 answering() {
-  local i
-  for i in $(seq 1 600); do
-    grep -q "listening on" "$work/round-$1.log" && return 0
-    kill -0 "$pid" 2> /dev/null || fail "round $1: the daemon exited: $(cat "$work/round-$1.log")"
-    sleep 0.05
-  done
-  fail "round $1: not listening after 30 s: $(cat "$work/round-$1.log")"
+  wait_while_running "$pid" 60 grep -q "listening on" "$work/round-$1.log" ||
+    fail "round $1: not listening (exited, or hung for 60 s): $(cat "$work/round-$1.log")"
 }
 
 # One request: METHOD PATH [BODY]; prints the answer, fails on a non-2xx status.
@@ -94,8 +91,8 @@ time.sleep(60)
 PY
 holder=$!
 pids+=("$holder")
-for _ in $(seq 1 300); do [[ -f "$work/holder.ready" ]] && break; sleep 0.1; done
-[[ -f "$work/holder.ready" ]] || fail "the holding process did not start"
+wait_while_running "$holder" 60 test -f "$work/holder.ready" ||
+  fail "the holding process did not start"
 if "$trackerd" --db "$work/tracker.db" --port 0 > "$work/held.log" 2>&1; then
   fail "a daemon started on a database another process holds"
 fi

@@ -292,15 +292,15 @@ void Listener::listen() {
   // A restarted daemon must be able to take its port back while old connections sit in TIME_WAIT.
   if (!ec) acceptor_.set_option(asio::socket_base::reuse_address(true), ec);
   if (!ec) acceptor_.bind(endpoint, ec);
-  // A port of its own that is still listening: the daemon stopped just before this one started
-  // has not closed it yet.
-  if (ec == asio::error::address_in_use && o.port != 0) {
+  // A given port still listening: the daemon stopped just before this one has not closed it yet.
+  const auto in_use = [&] { return ec == asio::error::address_in_use && o.port != 0; };
+  if (in_use()) {
     spdlog::info("port {} is in use; waiting up to {} ms for it", o.port, o.port_wait.count());
-    while (ec == asio::error::address_in_use && std::chrono::steady_clock::now() < deadline) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(50));
-      ec = {};
-      acceptor_.bind(endpoint, ec);
-    }
+  }
+  while (in_use() && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    ec = {};
+    acceptor_.bind(endpoint, ec);
   }
   if (!ec) acceptor_.listen(asio::socket_base::max_listen_connections, ec);
   if (ec) {
