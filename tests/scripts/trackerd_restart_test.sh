@@ -33,7 +33,7 @@ start() {
 # answering ROUND: until the round's daemon logs that it listens (not the one it replaces, which
 # may still answer for a moment); fails if it exited first, or hung for 60 s.
 answering() {
-  wait_while_running "$pid" 60 grep -q "listening on" "$work/round-$1.log" ||
+  wait_while_running "$pid" 60 grep -qs "listening on" "$work/round-$1.log" ||
     fail "round $1: not listening (exited, or hung for 60 s): $(cat "$work/round-$1.log")"
 }
 
