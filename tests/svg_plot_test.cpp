@@ -200,6 +200,31 @@ TEST(SvgPlot, AwkwardInputsStillDraw) {
   EXPECT_NE(all.at("time.svg").find(">1h 30m</text>"), std::string::npos);
 }
 
+// Values at the ends of the doubles and steps at the ends of the tracker's range still draw a
+// picture with no NaN or infinity in it, in bounded time; thinning places such points in columns.
+TEST(SvgPlot, ExtremeValuesAndStepsStillDraw) {
+  constexpr double kHuge = 1.7e308;
+  constexpr double kMaxStep = 9007199254740991.0;
+  const std::vector<std::vector<PlotPoint>> cases = {
+      {{0, -kHuge}, {1, kHuge}, {2, 0}},
+      {{0, 1}, {kMaxStep, 2}, {kMaxStep / 2, 3}},
+      {{-kHuge, 1}, {kHuge, 2}, {0, 3}},
+      {{0, 1, -kHuge, kHuge}, {1, 2, -kHuge, kHuge}, {2, 3}},
+      {{0, std::numeric_limits<double>::max()}, {1, std::numeric_limits<double>::lowest()}}};
+  for (std::size_t i = 0; i < cases.size(); ++i) {
+    for (const bool log_y : {false, true}) {
+      PlotOptions options;
+      options.log_y = log_y;
+      const std::string svg = render_svg_plot(options, {{"s", cases[i]}});
+      EXPECT_EQ(svg.find("nan"), std::string::npos) << i << " " << log_y;
+      EXPECT_EQ(svg.find("inf"), std::string::npos) << i << " " << log_y;
+      EXPECT_NE(svg.find("</svg>"), std::string::npos);
+    }
+    const auto kept = thin_points(cases[i], -kHuge, kHuge, 100);
+    EXPECT_FALSE(kept.empty()) << i;
+  }
+}
+
 TEST(SvgPlot, OptionsAreValidated) {
   PlotOptions o;
   o.width = 10;

@@ -845,6 +845,80 @@ TEST_F(TrackerHandler, OutOfRangeNumbersAre400NamingTheField) {
       "sequence");
 }
 
+// Each integer a client sends has a range (tracker/API.md, "Numbers"): a step from 0 to 2^53 - 1,
+// ranks and sweep rows from 0, attempts, world sizes and checkpoint counts from 1, all counts below
+// 2^31. A batch with a step outside is refused whole, naming the point; the series of steps at both
+// ends of the range is then read at any max_points (the extreme int64 steps once crashed every
+// later read of their series).
+TEST_F(TrackerHandler, IntegersOutsideTheirRangesAre400NamingTheField) {
+  const auto id = create_run({{"experiment", "e"}, {"name", "r"}});
+  const auto field_of = [&](const std::string& path, const json& body) {
+    const Answer answer = post(path, body);
+    EXPECT_EQ(answer.status, 400) << body.dump();
+    return answer.body.value("field", "");
+  };
+  const auto points = [](std::int64_t first, std::int64_t second) {
+    return json{{"rank", 0},
+                {"sequence", 1},
+                {"points",
+                 {{{"key", "k"}, {"step", first}, {"value", 1}},
+                  {{"key", "k"}, {"step", second}, {"value", 2}}}}};
+  };
+  constexpr std::int64_t kMaxStep = (std::int64_t{1} << 53) - 1;
+  constexpr std::int64_t kMaxCount = (std::int64_t{1} << 31) - 1;
+  const Answer refused = post(
+      run_path(id, "metrics"),
+      points(std::numeric_limits<std::int64_t>::min(), std::numeric_limits<std::int64_t>::max()));
+  EXPECT_EQ(refused.status, 400);
+  EXPECT_EQ(refused.body.value("field", ""), "points[0].step");
+  EXPECT_NE(refused.body.value("error", "").find("from 0 to 9007199254740991"), std::string::npos)
+      << refused.body.dump();
+  EXPECT_EQ(field_of(run_path(id, "metrics"), points(0, kMaxStep + 1)), "points[1].step");
+  EXPECT_EQ(field_of(run_path(id, "metrics"), points(-1, 1)), "points[0].step");
+  EXPECT_TRUE(get(run_path(id, "metrics"), {{"key", "k"}}).body.at("points").empty())
+      << "a refused batch stores nothing";
+
+  EXPECT_EQ(post(run_path(id, "metrics"), points(0, kMaxStep)).status, 200);
+  for (const char* max_points : {"1", "2", "10000", "9223372036854775807"}) {
+    const Answer series = get(run_path(id, "metrics"), {{"key", "k"}, {"max_points", max_points}});
+    ASSERT_EQ(series.status, 200) << max_points << ": " << series.body.dump();
+    EXPECT_EQ(series.body.at("last").at("step"), kMaxStep);
+    EXPECT_EQ(series.body.at("points").front().at("step"), 0);
+  }
+  EXPECT_EQ(
+      get("/api/series", {{"runs", std::to_string(id)}, {"keys", "*"}, {"max_points", "1"}}).status,
+      200);
+  EXPECT_EQ(get(run_path(id, "metrics"),
+                {{"key", "k"}, {"after_step", "-9223372036854775808"}, {"max_points", "1"}})
+                .body.at("points")
+                .size(),
+            1u);
+
+  json rank_batch = points(1, 2);
+  rank_batch["rank"] = kMaxCount;
+  EXPECT_EQ(field_of(run_path(id, "metrics"), rank_batch), "rank");
+  json sequence_batch = points(1, 2);
+  sequence_batch["sequence"] = -1;
+  EXPECT_EQ(field_of(run_path(id, "metrics"), sequence_batch), "sequence");
+  EXPECT_EQ(field_of(run_path(id, "evals"), {{"split", "t"}, {"step", -1}}), "step");
+  EXPECT_EQ(
+      field_of(run_path(id, "artifacts"), {{"kind", "k"}, {"path", "p"}, {"step", kMaxStep + 1}}),
+      "step");
+  EXPECT_EQ(field_of(run_path(id, "artifacts"),
+                     {{"kind", "k"}, {"path", "p"}, {"averaged_from", kMaxCount + 1}}),
+            "averaged_from");
+  const auto run = [](const json& more) {
+    json body = {{"experiment", "e"}, {"name", "r2"}};
+    body.update(more);
+    return body;
+  };
+  EXPECT_EQ(field_of("/api/runs", run({{"world_size", kMaxCount + 1}})), "world_size");
+  EXPECT_EQ(field_of("/api/runs", run({{"row_index", -1}})), "row_index");
+  EXPECT_EQ(field_of("/api/runs", run({{"uid", "abcdefgh12"}, {"attempt", kMaxCount + 1}})),
+            "attempt");
+  EXPECT_EQ(post("/api/runs", run({{"world_size", kMaxCount}, {"row_index", 0}})).status, 200);
+}
+
 TEST_F(TrackerHandler, DeepOrHugeBodiesAre400BeforeParsing) {
   HandlerOptions options;
   options.json.max_depth = 8;

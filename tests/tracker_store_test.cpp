@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 
 #include <cmath>
+#include <limits>
 
 #include "test_utils.h"
 #include "tracker/store/run_store.h"
@@ -743,6 +744,65 @@ TEST(TrackerStore, DownsampledBucketsKeepFirstStepMeanRangeRankAndLatestTime) {
   EXPECT_EQ(rank1.total_points, 2);
   ASSERT_EQ(rank1.points.size(), 1u);
   expect_point(rank1.points[0], 7, 6.5, 4.0, 9.0, 1, 5.0);
+}
+
+// A database written before steps were checked on input may hold any int64 step: every read of
+// such a series answers (buckets of a span of all of int64 overflowed into a width of 0 and a
+// division by it), downsampled to at most the asked number of points.
+TEST(TrackerStore, SeriesOfExtremeStepsStoredEarlierIsRead) {
+  FreshStore fresh;
+  auto& [dir, db, store, spec] = fresh;
+  const auto run_id = store.create_or_resume_run(spec).run_id;
+  constexpr auto kMin = std::numeric_limits<std::int64_t>::min();
+  constexpr auto kMax = std::numeric_limits<std::int64_t>::max();
+  store.ingest_metrics(
+      run_id, 0, 1,
+      {{"k", kMin, 1.0, 1.0}, {"k", -5, 3.0, 2.0}, {"k", 0, 5.0, 3.0}, {"k", kMax, 2.0, 4.0}});
+  for (const std::int64_t max_points : {1, 2, 3, 4, 1000}) {
+    const auto series = store.metric_series(run_id, "k", max_points, std::nullopt);
+    EXPECT_EQ(series.total_points, 4) << max_points;
+    EXPECT_EQ(series.downsampled, max_points < 4) << max_points;
+    EXPECT_LE(series.points.size(), static_cast<std::size_t>(max_points)) << max_points;
+    ASSERT_FALSE(series.points.empty()) << max_points;
+    EXPECT_EQ(series.points.front().step, kMin) << max_points;
+    ASSERT_TRUE(series.last.has_value());
+    EXPECT_EQ(series.last->step, kMax);
+  }
+  const auto one = store.metric_series(run_id, "k", 1, std::nullopt).points;
+  ASSERT_EQ(one.size(), 1u);
+  EXPECT_DOUBLE_EQ(one[0].value, 2.75);
+  // Two buckets of width 2^63: steps below 0 and those from 0.
+  const auto two = store.metric_series(run_id, "k", 2, std::nullopt).points;
+  ASSERT_EQ(two.size(), 2u);
+  EXPECT_DOUBLE_EQ(two[0].value, 2.0);
+  EXPECT_EQ(two[1].step, 0);
+  EXPECT_DOUBLE_EQ(two[1].value, 3.5);
+  EXPECT_EQ(store.metric_series(run_id, "k", std::nullopt, std::nullopt).points.size(), 4u);
+  EXPECT_EQ(store.metric_series(run_id, "k", 2, std::nullopt, kMin).points.size(), 2u);
+}
+
+// The mean of a bucket is that of its values even where their sum is past the largest double.
+TEST(TrackerStore, BucketMeanOfHugeValuesIsFinite) {
+  FreshStore fresh;
+  auto& [dir, db, store, spec] = fresh;
+  const auto run_id = store.create_or_resume_run(spec).run_id;
+  constexpr double kHuge = 1.7e308;
+  store.ingest_metrics(run_id, 0, 1,
+                       {{"k", 1, kHuge, 1.0},
+                        {"k", 2, kHuge, 2.0},
+                        {"k", 3, -kHuge, 3.0},
+                        {"k", 4, -kHuge, 4.0},
+                        {"k", 5, 1.0, 5.0},
+                        {"k", 6, 3.0, 6.0}});
+  const auto series = store.metric_series(run_id, "k", 3, std::nullopt).points;
+  ASSERT_EQ(series.size(), 3u);
+  EXPECT_DOUBLE_EQ(series[0].value, kHuge);
+  EXPECT_DOUBLE_EQ(series[1].value, -kHuge);
+  EXPECT_DOUBLE_EQ(series[2].value, 2.0);
+  const auto whole = store.metric_series(run_id, "k", 1, std::nullopt).points;
+  ASSERT_EQ(whole.size(), 1u);
+  EXPECT_TRUE(std::isfinite(whole[0].value)) << whole[0].value;
+  EXPECT_NEAR(whole[0].value, 4.0 / 6.0, 1e-6);
 }
 
 }  // namespace

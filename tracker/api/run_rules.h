@@ -4,6 +4,7 @@
 // and by the run directory's run.json, so that a uid the client accepts is never refused by the
 // daemon.
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -30,5 +31,13 @@ bool is_valid_run_status(const std::string& status);
 std::vector<std::string> run_status_words();
 inline constexpr const char* kRunStatusRule =
     "must be one of running, finished, failed, killed, preempted, crashed";
+
+// The ranges of the integers a client sends (tracker/API.md, "Numbers"), checked by the reader of
+// every request, so that the store and the views compute spans and widths from them without
+// overflow. A step is an optimizer step, at most 2^53 - 1: the largest integer every JSON reader
+// (the dashboard's JavaScript too) holds exactly. Ranks, world sizes, attempts, sweep rows and
+// checkpoint counts are at most 2^31 - 1.
+inline constexpr std::int64_t kMaxStep = (std::int64_t{1} << 53) - 1;
+inline constexpr std::int64_t kMaxCount = (std::int64_t{1} << 31) - 1;
 
 }  // namespace nmt::tracker::api

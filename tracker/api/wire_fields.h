@@ -6,8 +6,8 @@
 //   template <class V>
 //   void fields(V& v, ArtifactRecord& x) {
 //     v("kind", x.kind);                           // required: present, not null, not ""
-//     v("step", x.step);                           // std::optional: may be absent or null
-//     v("averaged_from", x.averaged_from, AtLeast{1});
+//     v("step", x.step, kStepRange);               // std::optional: may be absent or null
+//     v("averaged_from", x.averaged_from, kCountRange);
 //   }
 //
 // Whether a field is required follows from its member: a plain value is required, a
@@ -30,6 +30,18 @@ namespace nmt::tracker::api {
 struct AtLeast {
   std::int64_t min = 0;
 };
+
+// An integer from `min` to `max`: "must be an integer from {min} to {max}".
+struct InRange {
+  std::int64_t min = 0;
+  std::int64_t max = 0;
+};
+
+// The ranges of run_rules.h: steps; ranks and sweep rows (from 0); attempts, world sizes and
+// checkpoint counts (from 1). Requests are checked; answers hold what the store holds.
+inline constexpr InRange kStepRange{0, kMaxStep};
+inline constexpr InRange kIndexRange{0, kMaxCount - 1};
+inline constexpr InRange kCountRange{1, kMaxCount};
 
 // A text that `valid` accepts; `rule` is the error.
 struct TextRule {
@@ -63,15 +75,15 @@ void fields(V& v, RunRegistration& x) {
   v("experiment", x.experiment);
   v("name", x.name);
   v("uid", x.uid, kRunUid);
-  v("attempt", x.attempt, AtLeast{1});
+  v("attempt", x.attempt, kCountRange);
   v("sweep", x.sweep);
   v("row_label", x.row_label);
-  v("row_index", x.row_index);
+  v("row_index", x.row_index, kIndexRange);
   v("config", x.config);
   v("config_hash", x.config_hash);
   v("git_revision", x.git_revision);
   v("host", x.host);
-  v("world_size", x.world_size, AtLeast{1});
+  v("world_size", x.world_size, kCountRange);
   v("slurm_job_id", x.slurm_job_id);
   v("slurm_array_id", x.slurm_array_id);
   v("params", x.params, OmitIfEmpty{});
@@ -82,28 +94,28 @@ void fields(V& v, RunRegistration& x) {
 template <class V>
 void fields(V& v, StatusUpdate& x) {
   v("status", x.status, kRunStatus);
-  v("attempt", x.attempt, AtLeast{1});
+  v("attempt", x.attempt, kCountRange);
 }
 
 template <class V>
 void fields(V& v, MetricPoint& x) {
   v("key", x.key);
-  v("step", x.step);
+  v("step", x.step, kStepRange);
   v("value", x.value);
   v("time", x.time);
 }
 
 template <class V>
 void fields(V& v, MetricBatch& x) {
-  v("rank", x.rank, AtLeast{0});
-  v("sequence", x.sequence);
+  v("rank", x.rank, kIndexRange);
+  v("sequence", x.sequence, AtLeast{0});
   v("points", x.points);
 }
 
 template <class V>
 void fields(V& v, EvalRecord& x) {
   v("split", x.split);
-  v("step", x.step);
+  v("step", x.step, kStepRange);
   v("checkpoint", x.checkpoint);
   v("bleu", x.bleu);
   v("chrf", x.chrf);
@@ -115,8 +127,8 @@ template <class V>
 void fields(V& v, ArtifactRecord& x) {
   v("kind", x.kind);
   v("path", x.path);
-  v("step", x.step);
-  v("averaged_from", x.averaged_from, AtLeast{1});
+  v("step", x.step, kStepRange);
+  v("averaged_from", x.averaged_from, kCountRange);
   v("content", x.content, LeftOut{});
 }
 

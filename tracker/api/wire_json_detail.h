@@ -229,6 +229,11 @@ class JsonReader {
     } else if constexpr (std::is_same_v<Note, AtLeast>) {
       if (value < note.min)
         bad_field(f_.path(key), fmt::format("must be an integer of at least {}", note.min));
+    } else if constexpr (std::is_same_v<Note, InRange>) {
+      if (value < note.min || value > note.max) {
+        bad_field(f_.path(key),
+                  fmt::format("must be an integer from {} to {}", note.min, note.max));
+      }
     } else if constexpr (std::is_same_v<Note, TextRule>) {
       if (!note.valid(value)) bad_field(f_.path(key), note.rule);
     }

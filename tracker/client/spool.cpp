@@ -11,6 +11,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <stdexcept>
 
 #include "common/append_file.h"
@@ -63,8 +64,16 @@ SpoolEntry decode_spool_entry(const std::string& line) {
         !body["sequence"].is_number_integer()) {
       throw std::invalid_argument("metrics spool entry without points or sequence");
     }
+    // A sequence as the daemon takes it (0 and up), short of the largest int64: the next client
+    // starts past the spool's highest.
+    const json& sequence = body["sequence"];
+    if (!sequence.is_number_unsigned() ||
+        sequence.get<std::uint64_t>() >=
+            static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())) {
+      throw std::invalid_argument("metrics spool entry whose sequence is not from 0 to 2^63 - 2");
+    }
     entry.points = body["points"].size();
-    entry.sequence = body["sequence"].get<std::int64_t>();
+    entry.sequence = sequence.get<std::int64_t>();
   }
   return entry;
 }

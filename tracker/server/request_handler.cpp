@@ -92,8 +92,9 @@ const char* const kLoginPage =
 void HandlerOptions::validate() const {
   if (json.max_depth == 0) throw std::invalid_argument("json.max_depth must be at least 1");
   if (json.max_elements == 0) throw std::invalid_argument("json.max_elements must be at least 1");
-  if (max_response_points < 1) {
-    throw std::invalid_argument("max_response_points must be at least 1");
+  if (max_response_points < 1 || max_response_points > kMaxResponsePoints) {
+    throw std::invalid_argument(
+        fmt::format("max_response_points must be from 1 to {}", kMaxResponsePoints));
   }
   writes.validate();
 }

@@ -24,8 +24,12 @@ namespace nmt::tracker {
 struct HandlerOptions {
   handler::JsonLimits json;  // nesting depth and element count of request bodies
   api::WriteLimits writes;   // lengths of the texts written, metric keys and params per run
-  // Metric series with more points are downsampled to this many (and say so); 0 is invalid.
+  // Metric series with more points are downsampled to this many (and say so); from 1 to
+  // kMaxResponsePoints.
   std::int64_t max_response_points = 10'000;
+  // An answer of that many points is about 830 MB; the bound also keeps the series batch's share
+  // (kSeriesPointsFactor x this) far from overflow.
+  static constexpr std::int64_t kMaxResponsePoints = 10'000'000;
   // The dashboard's login cookie is marked Secure (sent over HTTPS only): set when the daemon
   // serves TLS, which the handler cannot see.
   bool secure_cookie = false;

@@ -5,6 +5,9 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <limits>
 #include <utility>
 #include <vector>
 
@@ -14,6 +17,11 @@
 namespace nmt::tracker {
 namespace {
 
+// step - first for first <= step, exact in unsigned arithmetic for any two int64 steps.
+std::uint64_t step_offset(std::int64_t first, std::int64_t step) {
+  return static_cast<std::uint64_t>(step) - static_cast<std::uint64_t>(first);
+}
+
 // A stored point as a series answers it: one point per step, so min = max = value.
 api::SeriesPoint stored_point(SQLite::Statement& row) {
   const double value = row.getColumn(1).getDouble();
@@ -22,23 +30,27 @@ api::SeriesPoint stored_point(SQLite::Statement& row) {
       row.getColumn(3).getDouble()};
 }
 
-// Points in step order gathered into the buckets (step - first) / width: per bucket its first
-// step, the mean, min and max value, the rank when one rank alone is in it, the latest time.
+// Points in step order gathered into the buckets (step - first) / width, the last of `count` taking
+// any past it: per bucket its first
+// step, the mean, min and max value, the rank when one rank alone is in it, the latest time. The
+// offsets from `first` are unsigned: exact for any two int64 steps, whatever a database holds.
 class StepBuckets {
  public:
-  StepBuckets(std::int64_t first, std::int64_t width) : first_(first), width_(width) {}
+  StepBuckets(std::int64_t first, std::uint64_t width, std::uint64_t count)
+      : first_(first), width_(width), last_bucket_(count - 1) {}
 
   void add(const api::SeriesPoint& p) {
-    const std::int64_t bucket = (p.step - first_) / width_;
+    const std::uint64_t bucket = std::min(step_offset(first_, p.step) / width_, last_bucket_);
     if (count_ == 0 || bucket != bucket_) {
       flush();
       bucket_ = bucket;
       open_ = p;
-      sum_ = 0;
+      sum_ = scaled_sum_ = 0;
       low_rank_ = high_rank_ = p.rank;
     }
     ++count_;
     sum_ += p.value;
+    scaled_sum_ += std::ldexp(p.value, -kScale);
     open_.min = std::min(open_.min, p.value);
     open_.max = std::max(open_.max, p.value);
     open_.time = std::max(open_.time, p.time);
@@ -54,18 +66,25 @@ class StepBuckets {
   }
 
  private:
+  // The values scaled by 2^-kScale are summed too: the mean of finite values is finite, but their
+  // sum may not be (two points of 1.7e308), and then the scaled sum gives the mean.
+  static constexpr int kScale = 64;
+
   void flush() {
     if (count_ == 0) return;
-    open_.value = sum_ / static_cast<double>(count_);
+    const double count = static_cast<double>(count_);
+    open_.value = std::isfinite(sum_) ? sum_ / count : std::ldexp(scaled_sum_ / count, kScale);
     open_.rank = low_rank_ == high_rank_ ? low_rank_ : std::nullopt;
     done_.push_back(open_);
     count_ = 0;
   }
 
-  std::int64_t first_, width_;
-  std::int64_t bucket_ = 0, count_ = 0;
+  std::int64_t first_;
+  std::uint64_t width_, last_bucket_;
+  std::uint64_t bucket_ = 0;
+  std::int64_t count_ = 0;
   api::SeriesPoint open_;
-  double sum_ = 0;
+  double sum_ = 0, scaled_sum_ = 0;
   std::optional<std::int64_t> low_rank_, high_rank_;
   std::vector<api::SeriesPoint> done_;
 };
@@ -130,14 +149,19 @@ api::MetricSeries RunStore::metric_series(std::int64_t run_id, const std::string
   if (!series.last) return series;
   // One pass in step order (the index's, unique per step): every point counted and kept while
   // there are at most max_points, and gathered into equal-width step buckets, which replace them
-  // past that. Width ceil(span / max_points) keeps the bucket count in bounds.
+  // past that. Width ceil(span / max_points) keeps the bucket count in bounds; with span - 1 the
+  // offset of the last step that is (span - 1) / max_points + 1, short of that only where the
+  // span is all of int64 (a database written before steps were checked), whose last bucket then
+  // takes the last step too.
   SQLite::Statement first(sql_, "SELECT MIN(step)" + where);
   bind_where(first);
   first.executeStep();
   const std::int64_t first_step = first.getColumn(0).getInt64();
-  const std::int64_t span = series.last->step - first_step + 1;
-  const std::int64_t width = max_points ? (span + *max_points - 1) / *max_points : span;
-  StepBuckets buckets(first_step, width);
+  const std::uint64_t last_offset = step_offset(first_step, series.last->step);
+  const std::uint64_t bucket_count = max_points ? static_cast<std::uint64_t>(*max_points) : 1;
+  const std::uint64_t whole = last_offset / bucket_count;
+  const std::uint64_t width = whole + (whole < std::numeric_limits<std::uint64_t>::max() ? 1 : 0);
+  StepBuckets buckets(first_step, width, bucket_count);
   SQLite::Statement points(sql_, "SELECT step, value, rank, wall_time" + where + " ORDER BY step");
   bind_where(points);
   while (points.executeStep()) {

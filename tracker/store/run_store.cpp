@@ -125,6 +125,10 @@ IngestResult RunStore::ingest_metrics(std::int64_t run_id, std::int64_t rank, st
           "points[{}]: a metric needs a non-empty key and a finite value (key '{}', value {})", i,
           point.key, point.value));
     }
+    if (point.time && !std::isfinite(*point.time)) {
+      throw std::invalid_argument(
+          fmt::format("points[{}].time must be a finite number, not {}", i, *point.time));
+    }
     upsert_metric_.tryReset();
     upsert_metric_.bindNoCopy(3, point.key);  // `points` outlives the exec
     upsert_metric_.bind(4, point.step);

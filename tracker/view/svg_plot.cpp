@@ -106,17 +106,25 @@ Axis log_axis(double lo, double hi) {
   return axis;
 }
 
+// The largest magnitude of x, y and a band drawn: an axis spanning both signs of it (or a decade
+// past it) is still finite, which the sum of two values near the largest double is not.
+constexpr double kLargestDrawn = 1e300;
+
+bool drawable(double value) {
+  return std::isfinite(value) && std::abs(value) <= kLargestDrawn;
+}
+
 // A series' drawable points, sorted by x, and how many were left out.
 struct Prepared {
   std::vector<PlotPoint> points;
-  std::size_t non_finite = 0;
+  std::size_t non_finite = 0;    // non-finite, or past kLargestDrawn
   std::size_t non_positive = 0;  // y <= 0 on a log axis
 };
 
 Prepared prepare(const PlotSeries& series, bool log_y) {
   Prepared out;
   for (PlotPoint p : series.points) {
-    if (!std::isfinite(p.x) || !std::isfinite(p.y)) {
+    if (!drawable(p.x) || !drawable(p.y)) {
       ++out.non_finite;
       continue;
     }
@@ -124,7 +132,7 @@ Prepared prepare(const PlotSeries& series, bool log_y) {
       ++out.non_positive;
       continue;
     }
-    const bool band = std::isfinite(p.min) && std::isfinite(p.max) && (!log_y || p.min > 0);
+    const bool band = drawable(p.min) && drawable(p.max) && (!log_y || p.min > 0);
     if (!band) {
       p.min = p.max = std::numeric_limits<double>::quiet_NaN();
     }
@@ -250,7 +258,7 @@ std::string skipped_note(const std::vector<Prepared>& prepared) {
   }
   std::vector<std::string> parts;
   if (non_finite > 0)
-    parts.push_back(format_count(static_cast<std::int64_t>(non_finite)) + " non-finite");
+    parts.push_back(format_count(static_cast<std::int64_t>(non_finite)) + " non-finite or huge");
   if (non_positive > 0)
     parts.push_back(format_count(static_cast<std::int64_t>(non_positive)) +
                     " <= 0 on the log scale");
@@ -347,8 +355,9 @@ std::vector<PlotPoint> thin_points(const std::vector<PlotPoint>& points, double 
     return points;
   }
   const auto column_of = [&](double x) {
+    // A fraction of a range past the largest double is NaN: column 0, as for any x before x_lo.
     const double c = std::floor((x - x_lo) / (x_hi - x_lo) * columns);
-    return static_cast<int>(std::clamp(c, 0.0, static_cast<double>(columns - 1)));
+    return c >= 1 ? static_cast<int>(std::min(c, static_cast<double>(columns - 1))) : 0;
   };
   std::vector<PlotPoint> kept;
   for (std::size_t begin = 0; begin < points.size();) {

@@ -7,7 +7,8 @@
 // What it draws is bounded by the picture, not the data: before drawing, each series keeps at
 // most two points per horizontal pixel (the lowest and the highest of that pixel column, in order,
 // so spikes survive), so a 100,000-point series makes a file of tens of kilobytes. Points with a
-// non-finite x or y are skipped (and counted in a note); so are y <= 0 on a log axis.
+// non-finite x or y, or one past +-1e300 (whose axis would not be finite), are skipped and counted
+// in a note; so are y <= 0 on a log axis.
 
 #include <limits>
 #include <string>
