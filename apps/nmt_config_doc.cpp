@@ -37,6 +37,18 @@ regenerate it with
 (or `build-current/apps/nmt-config-doc --output docs/config.md`). The CTest
 `config_reference_up_to_date` (label `docs`) fails while it differs from the code.
 
+## Values
+
+Values are read as YAML 1.2's core schema reads them. An integer is decimal digits with an
+optional sign (`512`, `-1`, `+5`; a leading zero is still decimal: `012` is 12), `0o` and octal
+digits (`0o17`), or `0x` and hex digits (`0x200`), within the key's range; `1_000`, `1e3` and
+`5.0` are no integers. A number is any finite YAML number (`0.1`, `1e-9`, `.5`); `.inf` and `.nan`
+are refused. A boolean is `true` or `false` (any case), never `yes`, `no`, `on` or `off`. A value
+quoted (`layers: "6"`) or tagged `!!str` is a string, and a string where a number or a boolean is
+read is an error naming the key; a tag of the right type (`!!int 6`, `!!float 0.1`) is fine. A
+config file is a regular file of at most 16 MiB: a device, a pipe or a directory is an error
+naming it.
+
 )";
 
 std::string reference() {

@@ -8,6 +8,8 @@
 #include <filesystem>
 #include <stdexcept>
 
+#include "common/checked_paths.h"
+
 namespace nmt {
 namespace {
 
@@ -29,8 +31,9 @@ void write_file_atomically(const std::string& path, const std::string& contents)
   write_file_atomically(path, contents.data(), contents.size());
 }
 
-void write_file_atomically(const std::string& path, const void* data, std::size_t size) {
+void write_file_atomically(const std::string& given, const void* data, std::size_t size) {
   const auto* bytes = static_cast<const char*>(data);
+  const std::string path = output_file_path(given);
   const std::filesystem::path target(path);
   const std::string temp = path + ".tmp." + std::to_string(::getpid());
   const int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);

@@ -7,7 +7,9 @@
 
 namespace nmt {
 
-// Throws std::runtime_error naming the path on any failure; the target is then untouched.
+// Throws std::runtime_error naming the path on any failure; the target is then untouched. The path
+// is checked as an output (common/checked_paths.h): a link to a regular file writes that file,
+// anything else but a regular file is refused.
 void write_file_atomically(const std::string& path, const std::string& contents);
 void write_file_atomically(const std::string& path, const void* data, std::size_t size);
 

@@ -4,11 +4,18 @@
 
 #include <yaml-cpp/eventhandler.h>
 
+#include <cctype>
+#include <charconv>
 #include <cmath>
 #include <fstream>
+#include <initializer_list>
+#include <limits>
 #include <map>
 #include <optional>
 #include <sstream>
+#include <string_view>
+
+#include "common/checked_paths.h"
 
 namespace nmt {
 namespace {
@@ -31,7 +38,11 @@ std::vector<std::string> split_dotted(const std::string& key, const std::string&
   return parts;
 }
 
+constexpr const char* kStrTag = "tag:yaml.org,2002:str";
+
 std::string describe(const YAML::Node& node) {
+  if (node.IsScalar() && node.Tag() == "!") return "the quoted string '" + node.Scalar() + "'";
+  if (node.IsScalar() && node.Tag() == kStrTag) return "the string !!str '" + node.Scalar() + "'";
   if (node.IsScalar()) return "'" + node.Scalar() + "'";
   if (node.IsSequence()) return "a list";
   if (node.IsMap()) return "a mapping";
@@ -45,19 +56,64 @@ bool parse_bool(const std::string& s, bool& out) {
   return false;
 }
 
+// An integer as YAML 1.2's core schema writes one (docs/config.md, "Values"): decimal digits
+// with an optional sign (a leading 0 is still decimal: 012 is 12), 0o and octal digits, 0x and hex
+// digits; within T's range.
+template <typename T>
+bool parse_integer(const std::string& text, T& out) {
+  std::string_view digits = text;
+  int base = 10;
+  bool negative = false;
+  if (digits.size() > 2 && digits[0] == '0' && (digits[1] == 'x' || digits[1] == 'o')) {
+    base = digits[1] == 'x' ? 16 : 8;
+    digits.remove_prefix(2);
+  } else if (!digits.empty() && (digits[0] == '+' || digits[0] == '-')) {
+    negative = digits[0] == '-';
+    digits.remove_prefix(1);
+  }
+  if (digits.empty() || !std::isxdigit(static_cast<unsigned char>(digits[0]))) return false;
+  std::uint64_t magnitude = 0;
+  const auto [end, error] =
+      std::from_chars(digits.data(), digits.data() + digits.size(), magnitude, base);
+  if (error != std::errc() || end != digits.data() + digits.size()) return false;
+  const auto largest = static_cast<std::uint64_t>(std::numeric_limits<T>::max());
+  if (!negative) {
+    if (magnitude > largest) return false;
+    out = static_cast<T>(magnitude);
+  } else {
+    if (magnitude > largest + 1) return false;
+    out = magnitude == largest + 1 ? std::numeric_limits<T>::min()
+                                   : static_cast<T>(-static_cast<T>(magnitude));
+  }
+  return true;
+}
+
+// Whether a scalar may be read as a number or a boolean: a plain one (tag "?", or none for a
+// --set value) or one tagged as that type (`tag`). A quoted or !!str-tagged scalar is a string,
+// as YAML's core schema reads it: `layers: "6"` is no integer.
+bool untagged_or(const YAML::Node& node, std::initializer_list<const char*> tags) {
+  const std::string& tag = node.Tag();
+  if (tag.empty() || tag == "?") return true;
+  for (const char* t : tags) {
+    if (tag == t) return true;
+  }
+  return false;
+}
+
 template <typename T>
 bool convert_scalar(const YAML::Node& node, T& out) {
   if (!node.IsScalar()) return false;
   if constexpr (std::is_same_v<T, bool>) {
-    return parse_bool(node.Scalar(), out);
+    return untagged_or(node, {"tag:yaml.org,2002:bool"}) && parse_bool(node.Scalar(), out);
   } else if constexpr (std::is_same_v<T, std::string>) {
     out = node.Scalar();
     return true;
   } else if constexpr (std::is_floating_point_v<T>) {
     // .inf and .nan are YAML numbers, but no setting means them: a typo or a copied .nan.
-    return YAML::convert<T>::decode(node, out) && std::isfinite(out);
+    return untagged_or(node, {"tag:yaml.org,2002:float", "tag:yaml.org,2002:int"}) &&
+           YAML::convert<T>::decode(node, out) && std::isfinite(out);
   } else {
-    return YAML::convert<T>::decode(node, out);
+    return untagged_or(node, {"tag:yaml.org,2002:int"}) && parse_integer(node.Scalar(), out);
   }
 }
 
@@ -151,18 +207,20 @@ std::string flag_value(const YAML::Node& value) {
 }  // namespace
 
 YAML::Node load_yaml_file(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw ConfigError(fmt::format("{}: cannot open config file", path));
-  std::ostringstream text;
-  text << in.rdbuf();
+  std::string contents;
   try {
-    if (const auto second = second_document(text.str())) {
+    contents = read_regular_file(path, kMaxConfigFileBytes, "the config file");
+  } catch (const std::runtime_error& e) {
+    throw ConfigError(e.what());
+  }
+  try {
+    if (const auto second = second_document(contents)) {
       throw ConfigError(fmt::format(
           "{}:{}:{}: a second YAML document starts here; a config file holds one document (a "
           "leading '---' is fine): merge the two, or split them into files of their own",
           path, second->line + 1, second->column + 1));
     }
-    YAML::Node root = YAML::Load(text.str());
+    YAML::Node root = YAML::Load(contents);
     if (root.IsNull()) return YAML::Node(YAML::NodeType::Map);
     if (!root.IsMap()) {
       throw ConfigError(fmt::format("{}: expected a mapping of sections at the top level", path));

@@ -32,6 +32,9 @@
 
 namespace nmt {
 
+// The largest config file read: a run's config is a few kilobytes.
+inline constexpr std::uint64_t kMaxConfigFileBytes = 16u << 20;
+
 class ConfigError : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;

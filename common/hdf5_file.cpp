@@ -86,6 +86,9 @@ Hdf5File::Hdf5File(const std::string& path, Mode mode) : path_(path) {
   if (mode == Mode::kInMemory) {
     Hdf5Handle access(H5Pcreate(H5P_FILE_ACCESS), H5Pclose);
     H5Pset_fapl_core(access.get(), 64u << 20, /*backing_store=*/0);  // grows by 64 MiB
+    // Every object at a multiple of 8 bytes: readers that map a file (the shard reader) then see
+    // each contiguous array aligned for its type.
+    H5Pset_alignment(access.get(), 1, 8);
     id = H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, access.get());
   } else if (mode == Mode::kStreaming) {
     image_ = std::make_unique<Hdf5StreamingImage>();

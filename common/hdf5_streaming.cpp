@@ -12,6 +12,7 @@
 #include <limits>
 
 #include "common/atomic_file.h"
+#include "common/checked_paths.h"
 
 #if __has_include(<H5FDdevelop.h>)
 #include <H5FDdevelop.h>  // the driver interface, outside hdf5.h from HDF5 1.13 on
@@ -199,8 +200,9 @@ void check_free_space(const std::string& path, std::uint64_t size) {
 
 }  // namespace
 
-void write_streamed(const std::string& path, const Hdf5StreamingImage& image,
+void write_streamed(const std::string& given, const Hdf5StreamingImage& image,
                     const Hdf5File::ReservedFill& fill) {
+  const std::string path = output_file_path(given);
   check_free_space(path, image.eof);
   TemporaryFile out(path + ".tmp." + std::to_string(::getpid()));
   out.reserve(image.eof);

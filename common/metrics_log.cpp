@@ -7,6 +7,8 @@
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 
+#include "common/checked_paths.h"
+
 namespace nmt {
 
 MetricLogLine parse_metric_log_line(const std::string& text) {
@@ -22,6 +24,11 @@ MetricLogLine parse_metric_log_line(const std::string& text) {
   if (step == json.end() || !step->is_number_integer()) {
     throw std::invalid_argument("\"step\" must be an integer");
   }
+  if (step->is_number_unsigned() ? step->get<std::uint64_t>() > kMaxMetricStep
+                                 : step->get<std::int64_t>() < 0) {
+    throw std::invalid_argument(
+        fmt::format("\"step\" must be from 0 to {}, not {}", kMaxMetricStep, step->dump()));
+  }
   line.step = step->get<std::int64_t>();
   const auto value = json.find("value");
   if (value == json.end() || !(value->is_null() || value->is_number())) {
@@ -35,8 +42,38 @@ MetricLogLine parse_metric_log_line(const std::string& text) {
   return line;
 }
 
-MetricsLogReader::MetricsLogReader(std::string path)
-    : path_(std::move(path)), in_(path_, std::ios::binary) {
+LogLineRead read_log_line(std::istream& in, std::string& text, std::uint64_t& bytes) {
+  text.clear();
+  std::streambuf& buffer = *in.rdbuf();
+  bool too_long = false;
+  for (;;) {
+    const auto c = buffer.sbumpc();
+    if (c == std::char_traits<char>::eof()) {
+      in.setstate(std::ios::eofbit);
+      if (too_long) return LogLineRead::kTooLong;
+      return text.empty() ? LogLineRead::kEnd : LogLineRead::kLastLine;
+    }
+    ++bytes;
+    if (c == '\n') return too_long ? LogLineRead::kTooLong : LogLineRead::kLine;
+    if (text.size() < kMaxMetricLineBytes) {
+      text.push_back(static_cast<char>(c));
+    } else {
+      too_long = true;
+    }
+  }
+}
+
+void require_regular_metrics_log(const std::string& path) {
+  const std::string kind = describe_path(path);
+  if (kind != "a regular file") {
+    throw std::runtime_error(fmt::format("{}: the metrics log is {}, not a regular file", path,
+                                         kind == "missing" ? "missing" : kind));
+  }
+}
+
+MetricsLogReader::MetricsLogReader(std::string path) : path_(std::move(path)) {
+  require_regular_metrics_log(path_);
+  in_.open(path_, std::ios::binary);
   std::error_code error;
   const auto size = std::filesystem::file_size(path_, error);
   if (!in_ || error) {
@@ -50,10 +87,17 @@ std::vector<MetricLogLine> MetricsLogReader::next_batch(std::size_t max_lines) {
   if (error_) throw std::runtime_error(*error_);
   std::vector<MetricLogLine> batch;
   std::string text;
-  while (batch.size() < max_lines && std::getline(in_, text)) {
+  while (batch.size() < max_lines) {
+    const LogLineRead read = read_log_line(in_, text, bytes_read_);
+    if (read == LogLineRead::kEnd) break;
     ++line_;
-    const bool ended = !in_.eof();  // a newline followed the line
-    bytes_read_ += text.size() + (ended ? 1 : 0);
+    const bool ended = read != LogLineRead::kLastLine;  // a newline followed the line
+    if (read == LogLineRead::kTooLong) {
+      error_ = fmt::format("{}:{}: not a metric record (longer than {} bytes): {}", path_, line_,
+                           kMaxMetricLineBytes, text.substr(0, 120));
+      if (batch.empty()) throw std::runtime_error(*error_);
+      break;
+    }
     if (text.empty()) continue;
     try {
       batch.push_back(parse_metric_log_line(text));

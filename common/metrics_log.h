@@ -6,13 +6,23 @@
 // of memory. One parser for both readers: the trainer's resume (trim_metrics_log) and
 // nmt-tracker sync, which links no LibTorch.
 
+#include <cstddef>
 #include <cstdint>
 #include <fstream>
+#include <istream>
 #include <optional>
 #include <string>
 #include <vector>
 
 namespace nmt {
+
+// The largest step of a metric point: 2^53 - 1, the largest integer every JSON reader (the
+// dashboard's JavaScript too) holds exactly. The tracker's wire takes the same range.
+inline constexpr std::int64_t kMaxMetricStep = (std::int64_t{1} << 53) - 1;
+
+// The longest line of metrics.jsonl read: a record is about a hundred bytes; a longer line (a
+// file that is not a metrics log, a sparse file of zeros) is not read into memory.
+inline constexpr std::size_t kMaxMetricLineBytes = 64u << 10;
 
 // One line of metrics.jsonl.
 struct MetricLogLine {
@@ -23,12 +33,30 @@ struct MetricLogLine {
   std::size_t line = 0;         // 1-based line number in the file
 };
 
-// One line's text parsed; std::invalid_argument saying what is wrong with it otherwise.
+// One line's text parsed; std::invalid_argument saying what is wrong with it otherwise (a step
+// outside 0 to kMaxMetricStep included).
 MetricLogLine parse_metric_log_line(const std::string& text);
+
+// What read_log_line found.
+enum class LogLineRead {
+  kLine,      // a line and its newline
+  kLastLine,  // a line without a newline after it: the file's end
+  kTooLong,   // a line past kMaxMetricLineBytes, skipped to its newline; `text` holds its start
+  kEnd,       // nothing more
+};
+
+// The next line of `in` into `text`, without its newline; never more than kMaxMetricLineBytes of
+// it in memory. `bytes` is increased by the bytes consumed.
+LogLineRead read_log_line(std::istream& in, std::string& text, std::uint64_t& bytes);
+
+// Throws std::runtime_error naming `path` unless it is a regular file (a link to one included):
+// metrics.jsonl is a file the trainer appends to and rewrites, never a device or a pipe.
+void require_regular_metrics_log(const std::string& path);
 
 class MetricsLogReader {
  public:
-  // Opens `path`; throws std::runtime_error naming it when it cannot be read.
+  // Opens `path`; throws std::runtime_error naming it when it cannot be read or is not a regular
+  // file.
   explicit MetricsLogReader(std::string path);
 
   // Up to `max_lines` next lines (empty lines skipped), in file order; empty at the end. A line

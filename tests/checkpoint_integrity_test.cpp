@@ -7,6 +7,7 @@
 
 #include <ATen/ops/equal.h>
 #include <ATen/ops/isfinite.h>
+#include <fmt/format.h>
 #include <hdf5.h>
 #include <torch/utils.h>
 
@@ -59,8 +60,19 @@ void flip_a_bit_of(const std::string& path, const at::Tensor& tensor) {
   std::ofstream(path, std::ios::binary | std::ios::trunc) << bytes;
 }
 
-// Overwrites one value of a stored dataset through HDF5 (checksum left as it was) and, with
-// `version`, the file's format version.
+// Sets the file's format_version attribute to `version` and nothing else.
+void set_format_version(const std::string& path, std::int64_t version) {
+  const hid_t file = H5Fopen(path.c_str(), H5F_ACC_RDWR, H5P_DEFAULT);
+  ASSERT_GE(file, 0);
+  const hid_t attr = H5Aopen_by_name(file, "/", "format_version", H5P_DEFAULT, H5P_DEFAULT);
+  ASSERT_GE(H5Awrite(attr, H5T_NATIVE_INT64, &version), 0);
+  H5Aclose(attr);
+  ASSERT_GE(H5Fclose(file), 0);
+}
+
+// Overwrites one value of a stored dataset through HDF5 (checksum left as it was) and makes the
+// file one of format `version`: the version attribute, and the root attributes of later formats
+// removed, as a file written by that version lacks them.
 void poke(const std::string& path, const std::string& dataset, float value, std::int64_t version) {
   const hid_t file = H5Fopen(path.c_str(), H5F_ACC_RDWR, H5P_DEFAULT);
   ASSERT_GE(file, 0);
@@ -71,12 +83,20 @@ void poke(const std::string& path, const std::string& dataset, float value, std:
   ASSERT_GE(H5Dread(data, H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, values.data()), 0);
   values[3] = value;
   ASSERT_GE(H5Dwrite(data, H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, values.data()), 0);
-  const hid_t attr = H5Aopen_by_name(file, "/", "format_version", H5P_DEFAULT, H5P_DEFAULT);
-  ASSERT_GE(H5Awrite(attr, H5T_NATIVE_INT64, &version), 0);
-  H5Aclose(attr);
+  const std::pair<const char*, std::int64_t> since[] = {
+      {"vocab_sha256", 2},        {"state_sha256", 3},
+      {"log_window_updates", 4},  {"log_window_tgt_tokens", 4},
+      {"log_window_loss_sum", 4}, {"log_window_nll_sum", 4},
+      {"tgt_tokens", 5}};
+  for (const auto& [name, first] : since) {
+    if (version < first && H5Aexists_by_name(file, "/", name, H5P_DEFAULT) > 0) {
+      ASSERT_GE(H5Adelete_by_name(file, "/", name, H5P_DEFAULT), 0) << name;
+    }
+  }
   H5Sclose(space);
   H5Dclose(data);
   ASSERT_GE(H5Fclose(file), 0);
+  set_format_version(path, version);
 }
 
 struct Saved {
@@ -137,6 +157,23 @@ TEST(CheckpointIntegrity, NonFiniteValuesAreNeitherSavedNorLoaded) {
   poke(inf_path, std::string("/model/") + kTensor, 0.25f, 1);
   EXPECT_NO_THROW(load_model(inf_path, good.config));
   EXPECT_EQ(checkpoint::read_training_state(inf_path).vocab_sha256, "") << "format 1: no hash";
+}
+
+// format_version is no part of state_sha256 (it says which attributes a reader hashes); edited, it
+// is found out by the attributes the file holds, which are those of another version. Taken at
+// its word, version 4 would drop tgt_tokens and version 1 every tensor's checksum.
+TEST(CheckpointIntegrity, AnEditedFormatVersionIsRefused) {
+  TempDir dir;
+  const auto good = save_one(dir, "good");
+  for (const std::int64_t version : {1, 2, 4}) {
+    const std::string edited = dir.file(fmt::format("v{}.h5", version));
+    fs::copy_file(good.path, edited);
+    set_format_version(edited, version);
+    NMT_EXPECT_THROW_WITH(load_model(edited, good.config), std::runtime_error, edited,
+                          fmt::format("format_version is {}", version), std::string("corrupt"));
+    NMT_EXPECT_THROW_WITH(checkpoint::read_training_state(edited), std::runtime_error,
+                          "format_version");
+  }
 }
 
 TEST(CheckpointIntegrity, AnotherVocabularyIsRefusedNamingBothHashes) {

@@ -4,6 +4,11 @@
 
 #include "common/config_loader.h"
 
+#include <fmt/format.h>
+
+#include <filesystem>
+#include <limits>
+
 #include "test_utils.h"
 
 namespace nmt {
@@ -116,6 +121,52 @@ TEST(ConfigLoader, NonFiniteNumbersAndDuplicateKeysAreRefused) {
                         "config.yaml:3:1", "duplicate key 'steps'");
   const auto s = load_text(dir, "model:\n  dropout: 0.3\n");
   EXPECT_DOUBLE_EQ(s.model.dropout, 0.3) << "finite numbers still load";
+}
+
+// Integers as YAML 1.2's core schema writes them (docs/config.md, "Values"): decimal with a sign,
+// 0o octal, 0x hex; a quoted or !!str-tagged scalar is a string, refused where a number is read.
+TEST(ConfigLoader, IntegerFormsAndStringsWhereNumbersGo) {
+  TempDir dir;
+  EXPECT_EQ(load_text(dir, "model:\n  layers: 0x10\n").model.layers, 16);
+  EXPECT_EQ(load_text(dir, "model:\n  layers: 0o17\n").model.layers, 15);
+  EXPECT_EQ(load_text(dir, "model:\n  layers: 012\n").model.layers, 12) << "decimal, not octal";
+  EXPECT_EQ(load_text(dir, "model:\n  layers: +5\n").model.layers, 5);
+  EXPECT_EQ(load_text(dir, "model:\n  layers: !!int 7\n").model.layers, 7);
+  EXPECT_EQ(load_text(dir, "steps: -9223372036854775808\n").steps,
+            std::numeric_limits<std::int64_t>::min());
+  EXPECT_DOUBLE_EQ(load_text(dir, "model:\n  dropout: !!float 0.25\n").model.dropout, 0.25);
+  NMT_EXPECT_THROW_WITH(load_text(dir, "model:\n  layers: !!str 1\n"), ConfigError,
+                        "config.yaml:2:3", "model.layers", "expected an integer",
+                        "the string !!str '1'");
+  NMT_EXPECT_THROW_WITH(load_text(dir, "model:\n  layers: \"6\"\n"), ConfigError,
+                        "model.layers", "the quoted string '6'");
+  NMT_EXPECT_THROW_WITH(load_text(dir, "model:\n  dropout: '0.1'\n"), ConfigError,
+                        "model.dropout", "the quoted string '0.1'");
+  NMT_EXPECT_THROW_WITH(load_text(dir, "model:\n  shared: !!str true\n"), ConfigError,
+                        "model.shared", "expected a boolean");
+  NMT_EXPECT_THROW_WITH(load_text(dir, "model:\n  sizes: [1, '2']\n"), ConfigError,
+                        "model.sizes", "item 1");
+  for (const char* bad : {"1_000", "0x", "0o8", "1e3", "--1", "+-1", "0x-1", "2147483648"}) {
+    NMT_EXPECT_THROW_WITH(load_text(dir, fmt::format("model:\n  layers: {}\n", bad)),
+                          ConfigError, "model.layers", "expected an integer");
+  }
+  EXPECT_EQ(load_text(dir, "model:\n  positions: 123\n").model.positions, "123")
+      << "a plain number is still a string where a string is read";
+}
+
+// A config is a regular file of at most kMaxConfigFileBytes: a device or a directory is refused
+// naming it, before anything is read.
+TEST(ConfigLoader, ConfigThatIsNoRegularFileIsRefused) {
+  TempDir dir;
+  std::filesystem::create_symlink("/dev/zero", dir.file("zero.yaml"));
+  NMT_EXPECT_THROW_WITH(load_yaml_file(dir.file("zero.yaml")), ConfigError, "zero.yaml",
+                        "a character device, not a regular file");
+  NMT_EXPECT_THROW_WITH(load_yaml_file(dir.path().string()), ConfigError,
+                        "a directory, not a regular file");
+  write_text(dir.file("huge.yaml"), "");
+  std::filesystem::resize_file(dir.file("huge.yaml"), kMaxConfigFileBytes + 1);
+  NMT_EXPECT_THROW_WITH(load_yaml_file(dir.file("huge.yaml")), ConfigError, "huge.yaml",
+                        "over the limit");
 }
 
 TEST(ConfigLoader, SyntaxErrorAndMissingFile) {

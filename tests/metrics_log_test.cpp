@@ -5,6 +5,8 @@
 
 #include "common/metrics_log.h"
 
+#include <filesystem>
+
 #include "test_utils.h"
 
 namespace nmt {
@@ -60,6 +62,30 @@ TEST(MetricsLogReader, TornLastLineIsSkipped) {
   EXPECT_TRUE(reader.next_batch(10).empty());
   NMT_EXPECT_THROW_WITH(MetricsLogReader(dir.file("absent.jsonl")), std::runtime_error,
                         "absent.jsonl");
+}
+
+// metrics.jsonl is a regular file of lines of about a hundred bytes: a link to an endless device
+// is refused naming what it is, and an overlong line (a sparse file of zeros) is an error naming
+// its line without being held in memory whole. Steps are from 0 to kMaxMetricStep.
+TEST(MetricsLogReader, EndlessFilesOverlongLinesAndStepsOutOfRangeAreRefused) {
+  TempDir dir;
+  std::filesystem::create_symlink("/dev/zero", dir.file("zero.jsonl"));
+  NMT_EXPECT_THROW_WITH(MetricsLogReader(dir.file("zero.jsonl")), std::runtime_error, "zero.jsonl",
+                        "a character device, not a regular file");
+  const auto path = dir.file("metrics.jsonl");
+  testing::write_text(path, "{\"step\": 1, \"key\": \"a\", \"value\": 1}\n" +
+                                std::string(kMaxMetricLineBytes + 10, ' ') + "\n");
+  MetricsLogReader reader(path);
+  EXPECT_EQ(reader.next_batch(10).size(), 1u);
+  NMT_EXPECT_THROW_WITH(reader.next_batch(10), std::runtime_error, path + ":2",
+                        std::string("longer than"));
+  EXPECT_EQ(parse_metric_log_line(R"({"step": 9007199254740991, "key": "a", "value": 1})").step,
+            kMaxMetricStep);
+  for (const char* step : {"-1", "9007199254740992", "18446744073709551615"}) {
+    NMT_EXPECT_THROW_WITH(
+        parse_metric_log_line(std::string(R"({"key": "a", "value": 1, "step": )") + step + "}"),
+        std::invalid_argument, "\"step\" must be from 0 to 9007199254740991");
+  }
 }
 
 }  // namespace

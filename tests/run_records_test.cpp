@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "common/metrics_log.h"
 #include "test_utils.h"
 #include "tiny_training.h"
 #include "trainer/checkpoint/averaging.h"
@@ -94,6 +95,15 @@ TEST(MetricsLog, TrimKeepsOneLinePerStepUpToTheResumedCheckpoint) {
   EXPECT_EQ(train::trim_metrics_log(path, 2).size(), 3u);
   EXPECT_EQ(fs::last_write_time(path), before);
   EXPECT_TRUE(train::trim_metrics_log(dir.file("absent.jsonl"), 5).empty());
+  // An endless file (a link to /dev/zero) is refused before a byte is read (it once grew the
+  // resume's memory until the OOM killer ended it); an overlong line is dropped as unreadable.
+  fs::create_symlink("/dev/zero", dir.file("zero.jsonl"));
+  NMT_EXPECT_THROW_WITH(train::trim_metrics_log(dir.file("zero.jsonl"), 5), std::runtime_error,
+                        "zero.jsonl", "a character device, not a regular file");
+  testing::write_text(path, std::string(kMaxMetricLineBytes * 4, 'x') +
+                                "\n{\"step\": 1, \"key\": \"train/loss\", \"value\": 9.0}\n");
+  EXPECT_EQ(train::trim_metrics_log(path, 5).size(), 1u);
+  EXPECT_EQ(lines_of(path).size(), 1u);
 }
 
 // A run killed after its checkpoint of step 8 had logged steps 9..10; resumed from step 8, it

@@ -8,11 +8,15 @@
 #include <sstream>
 
 #include "common/atomic_file.h"
+#include "common/checked_paths.h"
 #include "tracker/api/run_rules.h"
 #include "tracker/api/wire_json.h"
 
 namespace nmt::train {
 namespace {
+
+// run.json is a few hundred bytes; its provenance a few kilobytes.
+constexpr std::uint64_t kMaxIdentityBytes = 1u << 20;
 
 std::string identity_path(const std::string& run_dir) {
   return (std::filesystem::path(run_dir) / kRunIdentityFile).string();
@@ -22,13 +26,11 @@ std::string identity_path(const std::string& run_dir) {
 
 std::optional<RunIdentity> read_run_identity(const std::string& run_dir) {
   const auto path = identity_path(run_dir);
-  std::ifstream in(path);
-  if (!in) return std::nullopt;
-  std::stringstream text;
-  text << in.rdbuf();
+  if (describe_path(path) == "missing") return std::nullopt;
+  const std::string text = read_regular_file(path, kMaxIdentityBytes, "the run identity");
   RunIdentity identity;
   try {
-    const auto json = nlohmann::json::parse(text.str());
+    const auto json = nlohmann::json::parse(text);
     identity.uid = json.at("uid").get<std::string>();
     identity.attempt = json.at("attempt").get<int>();
     identity.world_size = json.value("world_size", 0);

@@ -13,6 +13,8 @@
 #include <iostream>
 #include <iterator>
 #include <optional>
+#include <string>
+#include <vector>
 
 #include "eval/metrics/python_str.h"
 #include "eval/metrics/report.h"
@@ -21,11 +23,29 @@
 namespace nmt::eval {
 namespace {
 
+// The most text read from one file or stdin: a test set is megabytes; a larger input (an endless
+// device, a pipe that never ends) is an error naming it, not a process that fills the memory.
+constexpr std::size_t kMaxTextBytes = std::size_t{1} << 30;
+
+// All of `in` (a file, a pipe, stdin), at most kMaxTextBytes; `name` names it in the error.
+std::string read_bounded(std::istream& in, const std::string& name) {
+  std::string data;
+  std::vector<char> buffer(1 << 16);
+  while (in.read(buffer.data(), static_cast<std::streamsize>(buffer.size())) || in.gcount() > 0) {
+    data.append(buffer.data(), static_cast<std::size_t>(in.gcount()));
+    if (data.size() > kMaxTextBytes) {
+      throw std::runtime_error(
+          fmt::format("{} holds more than {} bytes: not a text to score", name, kMaxTextBytes));
+    }
+  }
+  return data;
+}
+
 std::vector<std::string> read_file_lines(const std::string& path, const std::string& role) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw std::runtime_error(fmt::format("cannot open {} file '{}'", role, path));
-  std::string data{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-  return split_lines(data, fmt::format("{} file '{}'", role, path), false);
+  const std::string name = fmt::format("{} file '{}'", role, path);
+  return split_lines(read_bounded(in, name), name, false);
 }
 
 // Tab-split fields exactly as Python's str.split('\t', maxsplit).
@@ -122,8 +142,7 @@ SacreBleuSystems read_sacrebleu_systems(const SacreBleuArgs& args, bool paired, 
   SacreBleuSystems out;
   if (!args.inputs) {
     // stdin: one system per tab-separated field, their number fixed by the first line.
-    std::string data{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-    auto lines = split_lines(data, "<stdin>", /*universal_newlines=*/true);
+    auto lines = split_lines(read_bounded(in, "<stdin>"), "<stdin>", /*universal_newlines=*/true);
     if (lines.empty()) lines.emplace_back();  // readline() of an empty stream gives one ''
     const auto first = split_tabs(lines[0], std::string::npos);
     out.lines.resize(first.size());

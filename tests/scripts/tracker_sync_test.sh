@@ -7,8 +7,10 @@
 #      experiment and config, as many train/loss points as metrics.jsonl holds, its artifacts,
 #      the spooled eval once, and a final status;
 #   2. a second sync of both adds nothing: the database dump is identical;
-#   3. bad input: a directory without run.json is refused naming the file (exit 1); a malformed
-#      line in metrics.jsonl is named by file and line (exit 1) and the points before it stay.
+#   3. bad input: a directory without run.json is refused naming the file (exit 1); a loop of
+#      symbolic links in a run directory is named, the rest of it and the other directories are
+#      synced (exit 1); a malformed line in metrics.jsonl is named by file and line (exit 1) and
+#      the points before it stay.
 # Usage: tracker_sync_test.sh BUILD_DIR PYTHON DATA_DIR
 set -euo pipefail
 # shellcheck source=tests/scripts/tiny_shards.sh
@@ -121,6 +123,31 @@ cat "$work/sync2.out"
 dump > "$work/dump2.sql"
 diff "$work/dump1.sql" "$work/dump2.sql" > "$work/dump.diff" ||
   fail "the second sync changed the database: $(head -20 "$work/dump.diff")"
+
+echo "== a loop of links in one directory: reported for it alone, the other directory synced"
+looped=$work/looped
+cp -r "$offline" "$looped"
+rm -f "$looped/run.lock"
+"$python" - "$looped" <<'PY'
+import json, os, sys
+run = sys.argv[1]
+identity = json.load(open(os.path.join(run, "run.json")))
+identity["uid"] = "c" * 32
+identity["run_dir"] = run
+json.dump(identity, open(os.path.join(run, "run.json"), "w"))
+PY
+ln -s loop2 "$looped/loop1"
+ln -s loop1 "$looped/loop2"
+ln -s loop1 "$looped/averaged.h5"
+rc=0
+sync "$looped" "$offline" > "$work/looped.out" 2>&1 || rc=$?
+((rc == 1)) || fail "sync beside a loop of links: exit $rc: $(cat "$work/looped.out")"
+grep -q "^$offline: run " "$work/looped.out" ||
+  fail "the healthy directory was not synced beside the looped one: $(cat "$work/looped.out")"
+grep -q "$looped/averaged.h5: a loop of symbolic links" "$work/looped.out" ||
+  fail "the loop is not named: $(cat "$work/looped.out")"
+"$python" -c 'import json, sys, urllib.request; r = json.load(urllib.request.urlopen(sys.argv[1] + "/api/runs?uid=" + "c" * 32))["runs"]; assert len(r) == 1 and r[0]["status"] == "finished", r' "$url" ||
+  fail "the rest of the looped directory was not synced"
 
 echo "== a malformed line in metrics.jsonl"
 broken=$work/broken

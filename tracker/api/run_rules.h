@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "common/metrics_log.h"
+
 namespace nmt::tracker::api {
 
 // 8 to 64 characters of A-Z, a-z, 0-9, '_' and '-'.
@@ -37,7 +39,7 @@ inline constexpr const char* kRunStatusRule =
 // overflow. A step is an optimizer step, at most 2^53 - 1: the largest integer every JSON reader
 // (the dashboard's JavaScript too) holds exactly. Ranks, world sizes, attempts, sweep rows and
 // checkpoint counts are at most 2^31 - 1.
-inline constexpr std::int64_t kMaxStep = (std::int64_t{1} << 53) - 1;
+inline constexpr std::int64_t kMaxStep = kMaxMetricStep;
 inline constexpr std::int64_t kMaxCount = (std::int64_t{1} << 31) - 1;
 
 }  // namespace nmt::tracker::api

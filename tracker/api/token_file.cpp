@@ -4,6 +4,8 @@
 #include <iterator>
 #include <stdexcept>
 
+#include "common/checked_paths.h"
+
 namespace nmt::tracker::api {
 
 namespace {
@@ -17,11 +19,9 @@ std::string trim_blanks(std::string_view text) {
 }
 
 std::string read_token_file(const std::string& path, const std::string& named_by) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    throw std::runtime_error("cannot read the token file " + path + " (named by " + named_by + ")");
-  }
-  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  // A token is a line of text; 64 KiB is far past any.
+  const std::string text =
+      read_regular_file(path, 64u << 10, "the token file (named by " + named_by + ")");
   std::string token = trim_blanks(text);
   if (token.empty()) {
     throw std::runtime_error("the token file " + path + " (named by " + named_by + ") is empty");

@@ -10,6 +10,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "common/checked_paths.h"
 #include "tracker/api/limits.h"
 #include "tracking/run_identity.h"
 #include "tracking/run_tracking.h"
@@ -20,12 +21,9 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::string read_text(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw std::runtime_error(fmt::format("{}: cannot be read", path.string()));
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
+// A run directory's own text files: a config and reports of kilobytes; 16 MiB is far past any.
+std::string read_text(const fs::path& path, std::uint64_t max_bytes = 16u << 20) {
+  return read_regular_file(path.string(), max_bytes, "the file");
 }
 
 std::string absolute_path(const fs::path& path) {
@@ -39,25 +37,50 @@ std::optional<std::int64_t> number_in(const std::string& name, const std::regex&
   return std::stoll(match[1].str());
 }
 
-std::vector<fs::path> sorted_entries(const fs::path& dir) {
+// "PATH: what it is" for an entry that cannot be read as a file.
+std::string unreadable(const fs::path& path, const std::string& why) {
+  return fmt::format("{}: {}", path.string(), why);
+}
+
+// The regular files in `dir` (links to them included), sorted; a folder that is not there has
+// none. An entry whose kind cannot be told (a loop of links, no permission) and a folder that
+// cannot be listed are added to `problems`; a link to nothing is no file and no problem.
+std::vector<fs::path> sorted_entries(const fs::path& dir, std::vector<std::string>& problems) {
   std::vector<fs::path> entries;
   std::error_code error;
-  for (const auto& entry : fs::directory_iterator(dir, error)) {
-    if (entry.is_regular_file()) entries.push_back(entry.path());
+  fs::directory_iterator it(dir, error);
+  if (error) {
+    if (error != std::errc::no_such_file_or_directory) {
+      problems.push_back(unreadable(dir, "cannot be listed: " + error.message()));
+    }
+    return entries;
   }
+  for (const fs::directory_iterator end; it != end; it.increment(error)) {
+    const bool regular = it->is_regular_file(error);
+    if (error && error != std::errc::no_such_file_or_directory) {
+      problems.push_back(unreadable(it->path(), describe_path(it->path().string())));
+    } else if (regular) {
+      entries.push_back(it->path());
+    }
+    error.clear();
+  }
+  if (error) problems.push_back(unreadable(dir, "cannot be listed: " + error.message()));
   std::sort(entries.begin(), entries.end());
   return entries;
 }
 
 // A report's text, when it fits the daemon's default limit (a larger one goes by its path).
 std::optional<std::string> report_text(const fs::path& path) {
-  std::string text = read_text(path);
-  if (text.empty()) return std::nullopt;
-  if (text.size() > api::WriteLimits{}.max_content_bytes) {
+  std::error_code error;
+  const auto size = fs::file_size(path, error);
+  const std::size_t limit = api::WriteLimits{}.max_content_bytes;
+  if (!error && size > limit) {
     spdlog::warn("{}: {} bytes, over the daemon's default content limit; recorded by its path",
-                 path.string(), text.size());
+                 path.string(), size);
     return std::nullopt;
   }
+  std::string text = read_text(path, limit);
+  if (text.empty()) return std::nullopt;
   return text;
 }
 
@@ -87,7 +110,7 @@ RunDirRecord read_run_dir(const std::string& dir) {
 
   const std::regex spool(R"(tracker-spool-rank(\d+)\.jsonl)");
   std::vector<std::pair<std::int64_t, std::string>> spools;
-  for (const auto& path : sorted_entries(dir)) {
+  for (const auto& path : sorted_entries(dir, record.problems)) {
     if (auto rank = number_in(path.filename().string(), spool)) {
       spools.emplace_back(*rank, path.string());
     }
@@ -96,7 +119,7 @@ RunDirRecord read_run_dir(const std::string& dir) {
   for (auto& [rank, path] : spools) record.spool_files.push_back(path);
 
   const std::regex step(R"(step-(\d+)\.h5)");
-  for (const auto& path : sorted_entries(fs::path(dir) / "checkpoints")) {
+  for (const auto& path : sorted_entries(fs::path(dir) / "checkpoints", record.problems)) {
     if (auto n = number_in(path.filename().string(), step)) {
       record.last_checkpoint_step = std::max(record.last_checkpoint_step.value_or(*n), *n);
     }
@@ -104,11 +127,12 @@ RunDirRecord read_run_dir(const std::string& dir) {
   return record;
 }
 
-std::vector<api::ArtifactRecord> run_dir_artifacts(const std::string& dir) {
+std::vector<api::ArtifactRecord> run_dir_artifacts(const std::string& dir,
+                                                   std::vector<std::string>& problems) {
   std::vector<api::ArtifactRecord> found;
   const std::regex step(R"(step-(\d+)\.h5)");
   const fs::path checkpoints = fs::path(dir) / "checkpoints";
-  for (const auto& path : sorted_entries(checkpoints)) {
+  for (const auto& path : sorted_entries(checkpoints, problems)) {
     const std::string name = path.filename().string();
     if (auto n = number_in(name, step)) {
       found.push_back({"checkpoint", absolute_path(path), *n, std::nullopt});
@@ -117,7 +141,7 @@ std::vector<api::ArtifactRecord> run_dir_artifacts(const std::string& dir) {
     }
   }
   const std::regex averaged(R"(averaged.*\.h5)");
-  for (const auto& path : sorted_entries(dir)) {
+  for (const auto& path : sorted_entries(dir, problems)) {
     if (std::regex_match(path.filename().string(), averaged)) {
       found.push_back({"averaged", absolute_path(path), std::nullopt, std::nullopt});
     }
@@ -126,8 +150,19 @@ std::vector<api::ArtifactRecord> run_dir_artifacts(const std::string& dir) {
     for (const auto& [file, kind] :
          {std::pair{"analysis.md", "analysis"}, std::pair{"analysis.svg", "analysis_chart"}}) {
       const fs::path path = folder / file;
-      if (!fs::is_regular_file(path)) continue;
-      auto text = report_text(path);
+      const std::string kind_of_path = describe_path(path.string());
+      if (kind_of_path == "missing" || kind_of_path == "a link to nothing") continue;
+      if (kind_of_path != "a regular file") {
+        problems.push_back(unreadable(path, kind_of_path));
+        continue;
+      }
+      std::optional<std::string> text;
+      try {
+        text = report_text(path);
+      } catch (const std::runtime_error& e) {
+        problems.push_back(e.what());
+        continue;
+      }
       if (!text && std::string(file) == "analysis.md") continue;  // an empty report says nothing
       api::ArtifactRecord record{kind, absolute_path(path), std::nullopt, std::nullopt};
       record.content = std::move(text);

@@ -25,13 +25,18 @@ struct RunDirRecord {
   std::int64_t max_steps = 0;            // the config's train.max_steps
   std::vector<std::string> spool_files;  // tracker-spool-rank*.jsonl, by rank
   std::optional<std::int64_t> last_checkpoint_step;  // the newest checkpoints/step-N.h5
+  // Entries of the directory that could not be read ("PATH: a loop of symbolic links"): the
+  // rest is synced, and the directory is reported as not fully synced.
+  std::vector<std::string> problems;
 };
 
 // Throws std::runtime_error naming the file when run.json or config.yaml is missing or invalid.
 RunDirRecord read_run_dir(const std::string& dir);
 
-// The artifacts present in `dir`, in a fixed order (kind, then path).
-std::vector<api::ArtifactRecord> run_dir_artifacts(const std::string& dir);
+// The artifacts present in `dir`, in a fixed order (kind, then path); entries that could not be
+// read are added to `problems` as RunDirRecord's are.
+std::vector<api::ArtifactRecord> run_dir_artifacts(const std::string& dir,
+                                                   std::vector<std::string>& problems);
 
 // The status of a run that never reported one: "finished" when its newest checkpoint reached
 // train.max_steps, else "crashed" (it ended without a report; `nmt-tracker set-status` corrects

@@ -21,6 +21,7 @@
 #include <ostream>
 #include <set>
 
+#include "common/checked_paths.h"
 #include "common/cli.h"
 #include "common/dir_lock.h"
 #include "common/metrics_log.h"
@@ -184,7 +185,7 @@ SyncCounts sync_run_dir(TrackerReader& reader, RunUploader& uploader, const RunD
   SyncCounts counts;
   const auto statuses = send_spools(uploader, run_id, record, counts);
   const fs::path metrics = fs::path(record.dir) / "metrics.jsonl";
-  if (fs::exists(metrics)) {
+  if (!nothing_at(metrics.string())) {
     send_metrics_log(uploader, run_id, metrics.string(), args.batch_lines, counts);
   }
   // A file whose step the directory does not tell (best.h5) is skipped when the run has it with
@@ -193,13 +194,19 @@ SyncCounts sync_run_dir(TrackerReader& reader, RunUploader& uploader, const RunD
   for (const auto& artifact : reader.get_run(run_id).artifacts) {
     if (artifact.record.step) known.emplace(artifact.record.kind, artifact.record.path);
   }
-  for (const auto& artifact : run_dir_artifacts(record.dir)) {
+  std::vector<std::string> problems = record.problems;
+  for (const auto& artifact : run_dir_artifacts(record.dir, problems)) {
     if (!artifact.step && known.count({artifact.kind, artifact.path})) continue;
     send_or_skip(artifact.path, counts, [&] {
       counts.artifacts.insert(reader.log_artifact(run_id, artifact).artifact_id);
     });
   }
   counts.status = settle_status(reader, uploader, run_id, record, statuses);
+  if (!problems.empty()) {
+    throw std::runtime_error(fmt::format("{} unreadable: {}",
+                                         problems.size() == 1 ? "an entry is" : "entries are",
+                                         fmt::join(problems, "; ")));
+  }
   return counts;
 }
 
@@ -208,11 +215,20 @@ SyncCounts sync_run_dir(TrackerReader& reader, RunUploader& uploader, const RunD
 int sync_runs(TrackerReader& reader, RunUploader& uploader, const SyncArgs& args,
               std::ostream& out) {
   if (args.batch_lines < 1) throw UsageError("--batch-lines must be at least 1");
-  // Every directory's records are read before anything is sent: a mistyped one stops the sync
-  // before it starts.
+  // Every directory's records are read before anything is sent; one that cannot be read (not a
+  // run directory, a config that does not load) is reported and the others are synced. Entries
+  // of a directory that cannot be read (a loop of links) are that directory's failure alone,
+  // after the rest of it was synced. The exit status is 1 when any directory failed.
   std::vector<RunDirRecord> records;
-  for (const auto& dir : args.run_dirs) records.push_back(read_run_dir(dir));
   int failures = 0;
+  for (const auto& dir : args.run_dirs) {
+    try {
+      records.push_back(read_run_dir(dir));
+    } catch (const std::exception& e) {
+      ++failures;
+      spdlog::error("{}: not synced: {}", dir, e.what());
+    }
+  }
   for (const auto& record : records) {
     std::int64_t run_id = -1;
     try {

@@ -5,6 +5,7 @@
 #include <fstream>
 #include <iterator>
 
+#include "common/checked_paths.h"
 #include "tracker/api/token_file.h"
 #include "tracker/client/http_client.h"
 
@@ -59,13 +60,13 @@ std::optional<Given> first_location(const std::vector<DaemonSource>& sources, bo
 // nmt-trackerd writes the port it listens on (on 127.0.0.1) once it is ready, and removes the
 // file on exit.
 std::string url_of_port_file(const Given& port_file) {
-  std::ifstream in(port_file.value);
-  if (!in) {
+  if (describe_path(port_file.value) == "missing") {
     throw TrackerUnreachable(fmt::format("no port file {} (named by {}): is nmt-trackerd running?",
                                          port_file.value, port_file.named_by));
   }
-  const std::string port = api::trim_blanks(
-      std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>()));
+  // A port is a few digits: 4 KiB is far past any.
+  const std::string port = api::trim_blanks(read_regular_file(
+      port_file.value, 4096, fmt::format("the port file (named by {})", port_file.named_by)));
   try {
     return parse_url("http://127.0.0.1:" + port).to_string();
   } catch (const std::invalid_argument&) {

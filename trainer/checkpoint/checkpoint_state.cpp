@@ -39,6 +39,31 @@ constexpr std::pair<const char*, AttributeType> kStateAttributes[] = {
     {"tgt_tokens", AttributeType::kInt},
 };
 
+// The root attributes each format version brought: a file of an older version has none of them,
+// one of that version or newer has them all. format_version itself cannot be covered by
+// state_sha256 (it tells a reader which attributes there are to hash), so an edited version is
+// found out by what the file holds instead.
+constexpr std::pair<const char*, std::int64_t> kAttributeSince[] = {
+    {"vocab_sha256", 2},        {kStateChecksum, 3},
+    {"log_window_updates", 4},  {"log_window_tgt_tokens", 4},
+    {"log_window_loss_sum", 4}, {"log_window_nll_sum", 4},
+    {"tgt_tokens", 5},
+};
+
+// Throws naming `path` when the file's attributes are not those of format `version`.
+void check_attributes_of_version(const Hdf5File& h5, const std::string& path,
+                                 std::int64_t version) {
+  for (const auto& [name, since] : kAttributeSince) {
+    const bool has = h5.has_attribute("/", name);
+    if (has == (version >= since)) continue;
+    throw std::runtime_error(fmt::format(
+        "{}: format_version is {}, but the file {} the attribute '{}' of format {} and later: "
+        "the format_version attribute was changed after the file was written; the file is "
+        "corrupt",
+        path, version, has ? "holds" : "lacks", name, since));
+  }
+}
+
 // SHA-256 of the state attributes present in `h5`, each as "name:type:length:value\n" (integers
 // in decimal, doubles as the 16 hex digits of their IEEE-754 bits, text as its bytes), so that
 // any reader, h5py included, can recompute it.
@@ -114,6 +139,7 @@ Hdf5File open_checkpoint(const std::string& path) {
         "{}: not an {} file of version {} to {} (format '{}', version {})", path, kCheckpointFormat,
         kOldestReadableFormatVersion, kCheckpointFormatVersion, format, version));
   }
+  check_attributes_of_version(h5, path, version);
   if (h5.has_attribute("/", kStateChecksum)) {
     const std::string stored = h5.string_attribute("/", kStateChecksum);
     const std::string computed = state_checksum(h5);

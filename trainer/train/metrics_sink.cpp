@@ -12,6 +12,7 @@
 #include <utility>
 
 #include "common/atomic_file.h"
+#include "common/checked_paths.h"
 #include "common/metrics_log.h"
 
 namespace nmt::train {
@@ -80,8 +81,10 @@ std::string FanoutMetricsSink::failure() const {
 }
 
 std::vector<MetricRecord> trim_metrics_log(const std::string& path, std::int64_t resume_step) {
+  if (nothing_at(path)) return {};
+  require_regular_metrics_log(path);
   std::ifstream in(path, std::ios::binary);
-  if (!in) return {};
+  if (!in) throw std::runtime_error(path + ": the metrics log cannot be read");
   struct Line {
     MetricRecord record;
     std::string text;
@@ -90,8 +93,14 @@ std::vector<MetricRecord> trim_metrics_log(const std::string& path, std::int64_t
   std::map<std::pair<std::string, std::int64_t>, std::size_t> last_of;  // (key, step) -> index
   std::size_t read = 0, unreadable = 0, later = 0;
   std::string text;
-  while (std::getline(in, text)) {
+  std::uint64_t bytes = 0;
+  for (LogLineRead line_read; (line_read = read_log_line(in, text, bytes)) != LogLineRead::kEnd;) {
     ++read;
+    if (line_read == LogLineRead::kTooLong) {
+      ++unreadable;
+      spdlog::warn("{}:{}: dropping a line longer than {} bytes", path, read, kMaxMetricLineBytes);
+      continue;
+    }
     if (text.empty()) continue;
     MetricRecord record;
     try {

@@ -67,7 +67,10 @@ struct MetricRecord {
 // per (key, step) for steps up to it and nothing after (the resumed run logs those steps again):
 // drops later lines, earlier duplicates of a (key, step) (files of older builds), and a torn or
 // unreadable line (with a warning naming its line number), rewriting the file atomically when
-// anything is dropped. Returns the lines kept, in file order. A missing file is empty.
+// anything is dropped. Returns the lines kept, in file order. A missing file (or a link to nothing,
+// the file to be created through it) is empty; one that is
+// not a regular file (a link to /dev/zero) is a std::runtime_error naming it, and a line past
+// kMaxMetricLineBytes is dropped as unreadable without being held.
 std::vector<MetricRecord> trim_metrics_log(const std::string& path, std::int64_t resume_step);
 
 }  // namespace nmt::train
