@@ -22,6 +22,7 @@ PACKAGES=(
   libjs-dygraphs              # the dashboard's charts, built into nmt-trackerd
   chromium chromium-driver python3-selenium   # the dashboard's tests in a real headless browser
   clang-format                # jobs/format.sh --check, run by CI
+  clang-14 libclang-rt-14-dev   # libFuzzer and its sanitizer runtimes (jobs/fuzz.sh)
   locales                     # de_DE.UTF-8 (made below): output checked under a decimal-comma locale
   python3-pip                 # fetches the current LibTorch line (jobs/fetch_libtorch.sh)
   python3-venv                # the TensorBoard the export test reads its event files with

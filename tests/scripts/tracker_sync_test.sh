@@ -116,6 +116,20 @@ check_run "$spooled" finished 1 || fail "the spooled run"
 dump() { "$python" -c 'import sqlite3, sys; print("\n".join(sqlite3.connect(sys.argv[1]).iterdump()))' "$work/tracker.db"; }
 dump > "$work/dump1.sql"
 
+# copy_run FROM TO UID: a copy of run directory FROM at TO, as another run (its own uid).
+copy_run() {
+  cp -r "$1" "$2"
+  rm -f "$2/run.lock"
+  "$python" - "$2" "$3" <<'PY'
+import json, os, sys
+run, uid = sys.argv[1], sys.argv[2]
+identity = json.load(open(os.path.join(run, "run.json")))
+identity["uid"] = uid
+identity["run_dir"] = run
+json.dump(identity, open(os.path.join(run, "run.json"), "w"))
+PY
+}
+
 echo "== second sync: nothing changes"
 sync "$offline" "$spooled" > "$work/sync2.out" || fail "second sync: $(cat "$work/sync2.out")"
 cat "$work/sync2.out"
@@ -126,16 +140,7 @@ diff "$work/dump1.sql" "$work/dump2.sql" > "$work/dump.diff" ||
 
 echo "== a loop of links in one directory: reported for it alone, the other directory synced"
 looped=$work/looped
-cp -r "$offline" "$looped"
-rm -f "$looped/run.lock"
-"$python" - "$looped" <<'PY'
-import json, os, sys
-run = sys.argv[1]
-identity = json.load(open(os.path.join(run, "run.json")))
-identity["uid"] = "c" * 32
-identity["run_dir"] = run
-json.dump(identity, open(os.path.join(run, "run.json"), "w"))
-PY
+copy_run "$offline" "$looped" "$(printf 'c%.0s' {1..32})"
 ln -s loop2 "$looped/loop1"
 ln -s loop1 "$looped/loop2"
 ln -s loop1 "$looped/averaged.h5"
@@ -151,15 +156,10 @@ grep -q "$looped/averaged.h5: a loop of symbolic links" "$work/looped.out" ||
 
 echo "== a malformed line in metrics.jsonl"
 broken=$work/broken
-cp -r "$offline" "$broken"
-rm -f "$broken/run.lock"
+copy_run "$offline" "$broken" "$(printf 'b%.0s' {1..32})"
 "$python" - "$broken" <<'PY'
-import json, os, sys
+import os, sys
 run = sys.argv[1]
-identity = json.load(open(os.path.join(run, "run.json")))
-identity["uid"] = "b" * 32
-identity["run_dir"] = run
-json.dump(identity, open(os.path.join(run, "run.json"), "w"))
 path = os.path.join(run, "metrics.jsonl")
 lines = open(path).read().splitlines(True)
 lines.insert(4, '{"step": 3, "key": "train/loss", "value": }\n')
