@@ -18,6 +18,7 @@ function(nmt_project_target target)
   # libtorch before libstdc++ binds its own calls to those copies: std::filesystem::remove_all
   # jumped to address 0. Naming libstdc++ first binds them to the system's library.
   target_link_options(${target} PRIVATE "LINKER:--push-state,--no-as-needed,-lstdc++,--pop-state")
+  nmt_sanitize_target(${target})
 endfunction()
 
 # LibTorch headers are the slowest part of the build: every target that uses them shares one
@@ -27,8 +28,12 @@ function(nmt_use_torch_pch target)
 endfunction()
 
 # Executables that run LibTorch take their malloc from tcmalloc (cmake/Dependencies.cmake). Linked
-# without --as-needed: nothing calls it by name, it replaces malloc and free for the process.
+# without --as-needed: nothing calls it by name, it replaces malloc and free for the process. Not
+# under a sanitizer (cmake/Sanitize.cmake): ASan and TSan replace malloc themselves.
 function(nmt_use_tcmalloc target)
+  if(NMT_SANITIZE OR NMT_FUZZ)
+    return()
+  endif()
   target_link_libraries(${target} PRIVATE "-Wl,--push-state,--no-as-needed"
                                           ${NMT_TCMALLOC_LIBRARY} "-Wl,--pop-state")
 endfunction()

@@ -43,13 +43,24 @@ json split_to_json(const SplitManifest& split) {
           {"shards", shards}};
 }
 
+// A file the manifest names: a plain name of a file beside it, never a path that leaves the folder.
+std::string file_name(const json& j, const char* field) {
+  std::string name = j.at("file").get<std::string>();
+  if (name.empty() || name == "." || name == ".." || name.find('/') != std::string::npos ||
+      name.find('\0') != std::string::npos) {
+    throw std::runtime_error(
+        fmt::format("{} file '{}' is not the name of a file in the output folder", field, name));
+  }
+  return name;
+}
+
 SplitManifest split_from_json(const std::string& name, const json& j) {
   SplitManifest split;
   split.name = name;
   split.sources = j.at("sources").get<std::vector<std::string>>();
   split.cleaning = cleaning_from_json(j.at("cleaning"));
   for (const auto& s : j.at("shards")) {
-    split.shards.push_back({s.at("file").get<std::string>(), s.at("pairs").get<std::int64_t>(),
+    split.shards.push_back({file_name(s, "a shard's"), s.at("pairs").get<std::int64_t>(),
                             s.at("src_tokens").get<std::int64_t>(),
                             s.at("tgt_tokens").get<std::int64_t>(),
                             s.at("sha256").get<std::string>(), s.value("bytes", std::int64_t{0})});
@@ -121,7 +132,7 @@ Manifest read_manifest(const std::string& dir) {
                       m.format_version, kShardFormatVersion));
     }
     const auto& vocab = j.at("vocab");
-    m.vocab_file = vocab.at("file").get<std::string>();
+    m.vocab_file = file_name(vocab, "the vocabulary's");
     m.vocab_sha256 = vocab.at("sha256").get<std::string>();
     m.vocab_size = vocab.at("size").get<std::int64_t>();
     m.vocab_type = vocab.at("type").get<std::string>();

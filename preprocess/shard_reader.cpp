@@ -17,7 +17,7 @@ namespace nmt::preprocess {
 namespace {
 
 // Where a 1-D dataset's elements lie in the file, when they can be mapped: stored contiguously
-// (not chunked or compressed), in the machine's own integer type, and inside the file.
+// (not chunked or compressed), in the machine's own integer type, inside the file and aligned.
 struct Extent {
   bool mappable = false;
   std::uint64_t offset = 0;
@@ -48,6 +48,10 @@ Extent locate(hid_t file, const std::string& path, const char* name, hid_t nativ
   const haddr_t offset = H5Dget_offset(dataset.get());
   const auto bytes = static_cast<std::uint64_t>(dims[0]) * H5Tget_size(native);
   if (offset == HADDR_UNDEF || offset + bytes > file_size) return extent;
+  // The mapping starts on a page, so an array at an offset that is no multiple of its element's
+  // size would be read through misaligned pointers (undefined behaviour): such a file is read
+  // into memory instead. The shard writer aligns its arrays (Hdf5File::Mode::kInMemory).
+  if (offset % H5Tget_size(native) != 0) return extent;
   extent.mappable = true;
   extent.offset = offset;
   return extent;
@@ -82,8 +86,13 @@ Shard Shard::load(const std::string& path) {
     shard.header_.split = h5.string_attribute("/", "split");
     shard.header_.vocab_size = h5.int_attribute("/", "vocab_size");
     shard.header_.vocab_sha256 = h5.string_attribute("/", "vocab_sha256");
-    shard.header_.sources =
-        nlohmann::json::parse(h5.string_attribute("/", "sources")).get<std::vector<std::string>>();
+    try {
+      shard.header_.sources = nlohmann::json::parse(h5.string_attribute("/", "sources"))
+                                  .get<std::vector<std::string>>();
+    } catch (const nlohmann::json::exception& e) {
+      throw std::runtime_error(damaged(
+          path, fmt::format("the sources attribute is not a JSON list of texts ({})", e.what())));
+    }
     shard.pairs_ = h5.int_attribute("/", "num_pairs");
   }
   auto map = std::make_unique<MappedFile>(path);

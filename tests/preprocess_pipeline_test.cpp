@@ -283,12 +283,26 @@ TEST(PreprocessPipeline, StopAtAnyPointLeavesNothing) {
   ASSERT_GT(polls, 800);                                // every pair of both splits, and more
   fs::remove_all(config.out);
   // The first poll (cleaning), the middle (cleaning valid), the last three (encoding and the
-  // check before publishing).
-  for (const int stop_at : {1, polls / 2, polls - 2, polls - 1, polls}) {
-    int n = 0;
-    EXPECT_THROW(run_preprocess(config, [&] { return ++n >= stop_at; }), PreprocessStopped)
-        << "stop at poll " << stop_at << " of " << polls;
-    EXPECT_EQ(entries_starting(dir.path(), "out"), std::set<std::string>{}) << stop_at;
+  // check before publishing), each counted from the end of the run. A run's number of polls may
+  // differ from the first one's (threads poll as they go): a run that ends before its stop polled
+  // fewer times, and is run again to stop at the same distance from its own end.
+  for (const int from_end : {polls - 1, polls / 2, 2, 1, 0}) {
+    int total = polls;
+    bool stopped = false;
+    for (int attempt = 0; attempt < 5 && !stopped; ++attempt) {
+      const int stop_at = total - from_end;
+      int n = 0;
+      try {
+        run_preprocess(config, [&] { return ++n >= stop_at; });
+        ASSERT_LT(n, stop_at) << "a run that polled its stop went on";
+        total = n;
+        fs::remove_all(config.out);
+      } catch (const PreprocessStopped&) {
+        stopped = true;
+      }
+    }
+    EXPECT_TRUE(stopped) << "no run stopped " << from_end << " polls before its end";
+    EXPECT_EQ(entries_starting(dir.path(), "out"), std::set<std::string>{}) << from_end;
   }
 }
 

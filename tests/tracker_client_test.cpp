@@ -413,9 +413,10 @@ TEST(TrackerReader, ReadsARealDaemonAndNamesItInErrors) {
   EXPECT_EQ(from_flags.url, daemon.url());
   EXPECT_EQ(from_flags.token, "s3cret");
   const std::string url = daemon.url();
+  const std::string& token_path = token_file;  // a lambda captures no structured binding (C++17)
   const auto env = [&](const char* name) -> const char* {
     if (std::string(name) == "NMT_TRACKER_URL") return url.c_str();
-    if (std::string(name) == "NMT_TRACKER_TOKEN_FILE") return token_file.c_str();
+    if (std::string(name) == "NMT_TRACKER_TOKEN_FILE") return token_path.c_str();
     return nullptr;
   };
   const DaemonAddress from_env = find_daemon({}, env);

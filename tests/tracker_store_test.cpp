@@ -378,8 +378,8 @@ TEST(TrackerStore, LastMetricValuesUseTheSeriesIndex) {
   const auto some = store.list_runs(query);
   EXPECT_EQ(some[0].last_metrics->size(), 1u) << "a key the run lacks is absent";
 
-  auto plan = [&](const std::string& sql) {
-    SQLite::Statement explain(db.sqlite(), "EXPLAIN QUERY PLAN " + sql);
+  auto plan = [&sqlite = db.sqlite()](const std::string& sql) {
+    SQLite::Statement explain(sqlite, "EXPLAIN QUERY PLAN " + sql);
     std::string text;
     while (explain.executeStep()) text += explain.getColumn(3).getString() + "\n";
     return text;

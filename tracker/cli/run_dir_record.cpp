@@ -30,11 +30,16 @@ std::string absolute_path(const fs::path& path) {
   return fs::absolute(path).lexically_normal().string();
 }
 
-// `name` matched against "PREFIX<digits>SUFFIX": the digits, else nullopt.
+// `name` matched against "PREFIX<digits>SUFFIX": the digits, else nullopt (also for digits past
+// int64).
 std::optional<std::int64_t> number_in(const std::string& name, const std::regex& pattern) {
   std::smatch match;
   if (!std::regex_match(name, match, pattern)) return std::nullopt;
-  return std::stoll(match[1].str());
+  try {
+    return std::stoll(match[1].str());
+  } catch (const std::out_of_range&) {
+    return std::nullopt;  // digits past int64: no file the tools write
+  }
 }
 
 // "PATH: what it is" for an entry that cannot be read as a file.
