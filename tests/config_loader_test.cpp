@@ -138,17 +138,17 @@ TEST(ConfigLoader, IntegerFormsAndStringsWhereNumbersGo) {
   NMT_EXPECT_THROW_WITH(load_text(dir, "model:\n  layers: !!str 1\n"), ConfigError,
                         "config.yaml:2:3", "model.layers", "expected an integer",
                         "the string !!str '1'");
-  NMT_EXPECT_THROW_WITH(load_text(dir, "model:\n  layers: \"6\"\n"), ConfigError,
-                        "model.layers", "the quoted string '6'");
-  NMT_EXPECT_THROW_WITH(load_text(dir, "model:\n  dropout: '0.1'\n"), ConfigError,
-                        "model.dropout", "the quoted string '0.1'");
+  NMT_EXPECT_THROW_WITH(load_text(dir, "model:\n  layers: \"6\"\n"), ConfigError, "model.layers",
+                        "the quoted string '6'");
+  NMT_EXPECT_THROW_WITH(load_text(dir, "model:\n  dropout: '0.1'\n"), ConfigError, "model.dropout",
+                        "the quoted string '0.1'");
   NMT_EXPECT_THROW_WITH(load_text(dir, "model:\n  shared: !!str true\n"), ConfigError,
                         "model.shared", "expected a boolean");
-  NMT_EXPECT_THROW_WITH(load_text(dir, "model:\n  sizes: [1, '2']\n"), ConfigError,
-                        "model.sizes", "item 1");
+  NMT_EXPECT_THROW_WITH(load_text(dir, "model:\n  sizes: [1, '2']\n"), ConfigError, "model.sizes",
+                        "item 1");
   for (const char* bad : {"1_000", "0x", "0o8", "1e3", "--1", "+-1", "0x-1", "2147483648"}) {
-    NMT_EXPECT_THROW_WITH(load_text(dir, fmt::format("model:\n  layers: {}\n", bad)),
-                          ConfigError, "model.layers", "expected an integer");
+    NMT_EXPECT_THROW_WITH(load_text(dir, fmt::format("model:\n  layers: {}\n", bad)), ConfigError,
+                          "model.layers", "expected an integer");
   }
   EXPECT_EQ(load_text(dir, "model:\n  positions: 123\n").model.positions, "123")
       << "a plain number is still a string where a string is read";
