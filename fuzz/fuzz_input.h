@@ -14,6 +14,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -103,6 +104,32 @@ inline void quiet_logs() {
 [[noreturn]] inline void finding(const std::string& what) {
   std::fprintf(stderr, "fuzz finding: %s\n", what.c_str());
   std::abort();
+}
+
+// The non-empty lines of `text` (--set overrides, one a line).
+inline std::vector<std::string> nonempty_lines(const std::string& text) {
+  std::vector<std::string> lines;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) {
+    if (!line.empty()) lines.push_back(line);
+  }
+  return lines;
+}
+
+// A finding unless `reload` (the YAML a valid config writes, loaded and written again) gives
+// `written` back: a config writes what loads to the same config.
+template <typename Reload>
+void check_yaml_round_trip(const std::string& written, Reload reload) {
+  std::string again;
+  try {
+    again = reload(written);
+  } catch (const std::exception& e) {
+    finding("a valid config writes YAML that does not load: " + std::string(e.what()) + "\n" +
+            written);
+  }
+  if (again != written) {
+    finding("a valid config changes through to_yaml and back:\n" + written + "\n" + again);
+  }
 }
 
 }  // namespace nmt::fuzz

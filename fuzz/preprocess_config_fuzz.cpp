@@ -5,7 +5,6 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <sstream>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -14,19 +13,6 @@
 #include "fuzz/fuzz_input.h"
 #include "preprocess/preprocess_config.h"
 
-namespace {
-
-std::vector<std::string> lines_of(const std::string& text) {
-  std::vector<std::string> lines;
-  std::istringstream in(text);
-  for (std::string line; std::getline(in, line);) {
-    if (!line.empty()) lines.push_back(line);
-  }
-  return lines;
-}
-
-}  // namespace
-
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   nmt::fuzz::quiet_logs();
   namespace pre = nmt::preprocess;
@@ -34,25 +20,16 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const std::string path = nmt::fuzz::scratch().write("preprocess.yaml", parts[0]);
   pre::PreprocessConfig config;
   try {
-    config = pre::load_preprocess_config(path, lines_of(parts[1]));
+    config = pre::load_preprocess_config(path, nmt::fuzz::nonempty_lines(parts[1]));
     config.validate();
   } catch (const nmt::ConfigError&) {
     return 0;
   } catch (const std::invalid_argument&) {
     return 0;
   }
-  const std::string written = pre::to_yaml(config);
-  const std::string again_path = nmt::fuzz::scratch().write("resolved.yaml", written);
-  std::string again;
-  try {
-    again = pre::to_yaml(pre::load_preprocess_config(again_path));
-  } catch (const std::exception& e) {
-    nmt::fuzz::finding("a valid config writes YAML that does not load: " + std::string(e.what()) +
-                       "\n" + written);
-  }
-  if (again != written) {
-    nmt::fuzz::finding("a valid config changes through to_yaml and back:\n" + written + "\n" +
-                       again);
-  }
+  nmt::fuzz::check_yaml_round_trip(pre::to_yaml(config), [](const std::string& written) {
+    return pre::to_yaml(
+        pre::load_preprocess_config(nmt::fuzz::scratch().write("resolved.yaml", written)));
+  });
   return 0;
 }

@@ -6,7 +6,6 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <sstream>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -15,43 +14,21 @@
 #include "fuzz/fuzz_input.h"
 #include "trainer/config/train_config.h"
 
-namespace {
-
-std::vector<std::string> lines_of(const std::string& text) {
-  std::vector<std::string> lines;
-  std::istringstream in(text);
-  for (std::string line; std::getline(in, line);) {
-    if (!line.empty()) lines.push_back(line);
-  }
-  return lines;
-}
-
-}  // namespace
-
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   nmt::fuzz::quiet_logs();
   const auto parts = nmt::fuzz::split_parts(nmt::fuzz::as_text(data, size), 2);
   const std::string path = nmt::fuzz::scratch().write("config.yaml", parts[0]);
   nmt::RunConfig config;
   try {
-    config = nmt::load_run_config(path, lines_of(parts[1]));
+    config = nmt::load_run_config(path, nmt::fuzz::nonempty_lines(parts[1]));
     config.validate();
   } catch (const nmt::ConfigError&) {
     return 0;
   } catch (const std::invalid_argument&) {
     return 0;
   }
-  const std::string written = nmt::to_yaml(config);
-  std::string again;
-  try {
-    again = nmt::to_yaml(nmt::parse_run_config(written, "to_yaml"));
-  } catch (const std::exception& e) {
-    nmt::fuzz::finding("a valid config writes YAML that does not load: " + std::string(e.what()) +
-                       "\n" + written);
-  }
-  if (again != written) {
-    nmt::fuzz::finding("a valid config changes through to_yaml and back:\n" + written + "\n" +
-                       again);
-  }
+  nmt::fuzz::check_yaml_round_trip(nmt::to_yaml(config), [](const std::string& written) {
+    return nmt::to_yaml(nmt::parse_run_config(written, "to_yaml"));
+  });
   return 0;
 }
