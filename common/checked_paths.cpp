@@ -13,14 +13,53 @@
 namespace nmt {
 namespace {
 
-std::string kind_of(mode_t mode) {
-  if (S_ISREG(mode)) return "a regular file";
-  if (S_ISDIR(mode)) return "a directory";
-  if (S_ISCHR(mode)) return "a character device";
-  if (S_ISBLK(mode)) return "a block device";
-  if (S_ISFIFO(mode)) return "a pipe";
-  if (S_ISSOCK(mode)) return "a socket";
-  return "not a regular file";
+PathKind kind_of(mode_t mode) {
+  if (S_ISREG(mode)) return PathKind::kRegular;
+  if (S_ISDIR(mode)) return PathKind::kDirectory;
+  if (S_ISCHR(mode)) return PathKind::kCharacterDevice;
+  if (S_ISBLK(mode)) return PathKind::kBlockDevice;
+  if (S_ISFIFO(mode)) return PathKind::kPipe;
+  if (S_ISSOCK(mode)) return PathKind::kSocket;
+  return PathKind::kOther;
+}
+
+const char* words(PathKind kind) {
+  switch (kind) {
+    case PathKind::kMissing:
+      return "missing";
+    case PathKind::kRegular:
+      return "a regular file";
+    case PathKind::kDirectory:
+      return "a directory";
+    case PathKind::kCharacterDevice:
+      return "a character device";
+    case PathKind::kBlockDevice:
+      return "a block device";
+    case PathKind::kPipe:
+      return "a pipe";
+    case PathKind::kSocket:
+      return "a socket";
+    case PathKind::kOther:
+      return "not a regular file";
+    case PathKind::kDanglingLink:
+      return "a link to nothing";
+    case PathKind::kLinkLoop:
+      return "a loop of symbolic links";
+    case PathKind::kUnreadable:
+      break;
+  }
+  return "unreadable";
+}
+
+// path_kind, and errno of the failed stat for kUnreadable.
+PathKind path_kind_and_cause(const std::string& path, int& cause) {
+  struct stat info {};
+  if (::stat(path.c_str(), &info) == 0) return kind_of(info.st_mode);
+  cause = errno;
+  if (::lstat(path.c_str(), &info) == 0 && S_ISLNK(info.st_mode)) {
+    return cause == ELOOP ? PathKind::kLinkLoop : PathKind::kDanglingLink;
+  }
+  return cause == ENOENT ? PathKind::kMissing : PathKind::kUnreadable;
 }
 
 // Closes a descriptor on every way out.
@@ -33,20 +72,20 @@ struct Descriptor {
 
 }  // namespace
 
+PathKind path_kind(const std::string& path) {
+  int cause = 0;
+  return path_kind_and_cause(path, cause);
+}
+
 std::string describe_path(const std::string& path) {
-  struct stat info {};
-  if (::stat(path.c_str(), &info) == 0) return kind_of(info.st_mode);
-  const int cause = errno;
-  if (::lstat(path.c_str(), &info) == 0 && S_ISLNK(info.st_mode)) {
-    return cause == ELOOP ? "a loop of symbolic links" : "a link to nothing";
-  }
-  if (cause == ENOENT) return "missing";
-  return std::strerror(cause);
+  int cause = 0;
+  const PathKind kind = path_kind_and_cause(path, cause);
+  return kind == PathKind::kUnreadable ? std::strerror(cause) : words(kind);
 }
 
 bool nothing_at(const std::string& path) {
-  const std::string kind = describe_path(path);
-  return kind == "missing" || kind == "a link to nothing";
+  const PathKind kind = path_kind(path);
+  return kind == PathKind::kMissing || kind == PathKind::kDanglingLink;
 }
 
 std::string read_regular_file(const std::string& path, std::uint64_t max_bytes,
@@ -67,7 +106,7 @@ std::string read_regular_file(const std::string& path, std::uint64_t max_bytes,
   }
   if (!S_ISREG(info.st_mode)) {
     throw std::runtime_error(
-        fmt::format("{}: {} is {}, not a regular file", path, what, kind_of(info.st_mode)));
+        fmt::format("{}: {} is {}, not a regular file", path, what, words(kind_of(info.st_mode))));
   }
   const auto size = static_cast<std::uint64_t>(info.st_size);
   if (size > max_bytes) {
@@ -107,11 +146,10 @@ std::string output_file_path(const std::string& path) {
         fmt::format("{}: the output cannot be checked: {}", path, std::strerror(errno)));
   }
   if (S_ISREG(link.st_mode)) return path;
-  const std::string kind = describe_path(path);
-  if (S_ISLNK(link.st_mode) && kind == "a regular file") {
-    return std::filesystem::canonical(path).string();
-  }
-  if (S_ISLNK(link.st_mode) && kind == "a link to nothing") {
+  const PathKind kind = path_kind(path);
+  const bool is_link = S_ISLNK(link.st_mode);
+  if (is_link && kind == PathKind::kRegular) return std::filesystem::canonical(path).string();
+  if (is_link && kind == PathKind::kDanglingLink) {
     // The file the link names is created; a chain of links ends at a path with nothing there.
     std::filesystem::path target = std::filesystem::read_symlink(path);
     if (target.is_relative()) target = std::filesystem::path(path).parent_path() / target;
@@ -121,11 +159,7 @@ std::string output_file_path(const std::string& path) {
       "{}: the output exists and is {}{}, not a regular file: nothing was written (an output is "
       "a new file or a regular one, replaced whole; to write to the terminal or a pipe, leave the "
       "output out where the tool offers that)",
-      path,
-      S_ISLNK(link.st_mode) && kind.rfind("a link", 0) != 0 && kind.rfind("a loop", 0) != 0
-          ? "a link to "
-          : "",
-      kind));
+      path, is_link && kind != PathKind::kLinkLoop ? "a link to " : "", describe_path(path)));
 }
 
 }  // namespace nmt

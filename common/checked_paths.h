@@ -16,8 +16,26 @@
 
 namespace nmt {
 
+// What is at a path, links followed.
+enum class PathKind {
+  kMissing,
+  kRegular,
+  kDirectory,
+  kCharacterDevice,
+  kBlockDevice,
+  kPipe,
+  kSocket,
+  kOther,         // another kind of file
+  kDanglingLink,  // a link to nothing
+  kLinkLoop,      // a loop of symbolic links
+  kUnreadable,    // stat failed otherwise (no permission)
+};
+
+PathKind path_kind(const std::string& path);
+
 // What the file at `path` is, in words ("a directory", "a character device"...), following links;
-// "missing" when nothing is there, "a link to nothing" for a dangling link.
+// "missing" when nothing is there, "a link to nothing" for a dangling link, the error for
+// kUnreadable.
 std::string describe_path(const std::string& path);
 
 // The contents of `path`, a regular file of at most `max_bytes` bytes; `what` names it in errors

@@ -64,10 +64,9 @@ LogLineRead read_log_line(std::istream& in, std::string& text, std::uint64_t& by
 }
 
 void require_regular_metrics_log(const std::string& path) {
-  const std::string kind = describe_path(path);
-  if (kind != "a regular file") {
-    throw std::runtime_error(fmt::format("{}: the metrics log is {}, not a regular file", path,
-                                         kind == "missing" ? "missing" : kind));
+  if (path_kind(path) != PathKind::kRegular) {
+    throw std::runtime_error(
+        fmt::format("{}: the metrics log is {}, not a regular file", path, describe_path(path)));
   }
 }
 

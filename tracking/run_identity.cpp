@@ -26,7 +26,7 @@ std::string identity_path(const std::string& run_dir) {
 
 std::optional<RunIdentity> read_run_identity(const std::string& run_dir) {
   const auto path = identity_path(run_dir);
-  if (describe_path(path) == "missing") return std::nullopt;
+  if (path_kind(path) == PathKind::kMissing) return std::nullopt;
   const std::string text = read_regular_file(path, kMaxIdentityBytes, "the run identity");
   RunIdentity identity;
   try {

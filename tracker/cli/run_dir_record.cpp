@@ -155,10 +155,9 @@ std::vector<api::ArtifactRecord> run_dir_artifacts(const std::string& dir,
     for (const auto& [file, kind] :
          {std::pair{"analysis.md", "analysis"}, std::pair{"analysis.svg", "analysis_chart"}}) {
       const fs::path path = folder / file;
-      const std::string kind_of_path = describe_path(path.string());
-      if (kind_of_path == "missing" || kind_of_path == "a link to nothing") continue;
-      if (kind_of_path != "a regular file") {
-        problems.push_back(unreadable(path, kind_of_path));
+      if (nothing_at(path.string())) continue;
+      if (path_kind(path.string()) != PathKind::kRegular) {
+        problems.push_back(unreadable(path, describe_path(path.string())));
         continue;
       }
       std::optional<std::string> text;

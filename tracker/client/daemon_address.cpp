@@ -60,7 +60,7 @@ std::optional<Given> first_location(const std::vector<DaemonSource>& sources, bo
 // nmt-trackerd writes the port it listens on (on 127.0.0.1) once it is ready, and removes the
 // file on exit.
 std::string url_of_port_file(const Given& port_file) {
-  if (describe_path(port_file.value) == "missing") {
+  if (path_kind(port_file.value) == PathKind::kMissing) {
     throw TrackerUnreachable(fmt::format("no port file {} (named by {}): is nmt-trackerd running?",
                                          port_file.value, port_file.named_by));
   }
