@@ -16,6 +16,7 @@
 
 #include "apps/tool_main.h"
 #include "common/cli.h"
+#include "common/environment.h"
 #include "eval/analysis/analysis_input.h"
 #include "eval/analysis/analysis_report.h"
 #include "eval/analysis/error_analysis.h"
@@ -141,8 +142,7 @@ int run(Options& o) {
   std::optional<nmt::tracker::DaemonAddress> daemon;
   if (o.record_run != 0) {  // before the work: a missing address is an argument error
     try {
-      daemon =
-          nmt::tracker::find_daemon(o.daemon, [](const char* name) { return std::getenv(name); });
+      daemon = nmt::tracker::find_daemon(o.daemon, nmt::process_environment);
     } catch (const std::invalid_argument& e) {
       throw nmt::UsageError(e.what());
     }

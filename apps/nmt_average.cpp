@@ -44,7 +44,8 @@ int main(int argc, char** argv) {
       const auto newest = nmt::checkpoint::last_checkpoints(run_dir, 1).front();
       last = nmt::checkpoint::read_checkpoint_config(newest).decode.average_last;
     }
-    const auto identity = run_dir.empty() ? std::nullopt : nmt::train::read_run_identity(run_dir);
+    const auto identity =
+        run_dir.empty() ? std::nullopt : nmt::tracking::read_run_identity(run_dir);
     const auto chosen = inputs.empty() ? nmt::checkpoint::last_checkpoints(
                                              run_dir, last, identity ? identity->uid : "")
                                        : inputs;
@@ -56,7 +57,8 @@ int main(int argc, char** argv) {
     spdlog::info("wrote {} (average of {} checkpoints)", output, chosen.size());
     if (daemon) {
       const auto file = std::filesystem::absolute(output).lexically_normal();
-      const auto client = nmt::train::attach_tracker(*daemon, run_dir, file.parent_path().string());
+      const auto client =
+          nmt::tracking::attach_tracker(*daemon, run_dir, file.parent_path().string());
       client->log_artifact({"averaged", file.string(),
                             nmt::checkpoint::read_training_state(output).step,
                             static_cast<std::int64_t>(chosen.size())});

@@ -17,6 +17,7 @@
 #include "apps/tool_main.h"
 #include "apps/tracker_flags.h"
 #include "common/cli.h"
+#include "common/run_layout.h"
 #include "eval/analysis/analysis_report.h"
 #include "eval/analysis/error_analysis.h"
 #include "eval/metrics/bleu.h"
@@ -24,6 +25,7 @@
 #include "tracker/client/daemon_address.h"
 #include "tracking/run_tracking.h"
 #include "trainer/checkpoint/checkpoint.h"
+#include "trainer/checkpoint/checkpoint_vocabulary.h"
 #include "trainer/decode/translator.h"
 #include "trainer/runtime/blas_backend.h"
 #include "trainer/train/evaluation.h"
@@ -40,18 +42,10 @@ struct Options {
   nmt::apps::GivenBeam given;  // else the checkpoint's decode.beam / alpha
 };
 
-// The training run directory a checkpoint belongs to: RUN/checkpoints/step-N.h5 -> RUN; another
-// file (an average) -> its folder, or that folder's train/ when only that has a run.json (the
-// quickstart's and nmt-sweep's DIR/averaged.h5 beside DIR/train).
+// The training run directory of the checkpoint scored: --run-dir, else the checkpoint's
+// (common/run_layout.h).
 std::string run_dir_of(const Options& o) {
-  namespace fs = std::filesystem;
-  if (!o.run_dir.empty()) return o.run_dir;
-  auto folder = fs::path(o.checkpoint).parent_path();
-  if (folder.empty()) folder = ".";
-  if (folder.filename() == "checkpoints") return folder.parent_path().string();
-  const bool beside_train = !fs::exists(folder / nmt::train::kRunIdentityFile) &&
-                            fs::exists(folder / "train" / nmt::train::kRunIdentityFile);
-  return (beside_train ? folder / "train" : folder).string();
+  return o.run_dir.empty() ? nmt::run_layout::run_dir_of_checkpoint(o.checkpoint) : o.run_dir;
 }
 
 // The split's sources and references and the model's translations, detokenized, decoded as
@@ -112,8 +106,7 @@ int evaluate(const Options& o) {
   const auto score =
       nmt::train::score_split(model, batches, config.train.label_smoothing, runtime.precision,
                               device, nmt::dist::Communicator::self());
-  const auto vocab =
-      nmt::preprocess::Vocabulary::load(config.data.dir + "/" + nmt::preprocess::kVocabularyFile);
+  const auto vocab = nmt::checkpoint::checkpoint_vocabulary(o.checkpoint, state, config, {});
   auto bleu_settings = o.bleu;
   bleu_settings.precision = runtime.precision;
   nmt::apps::beam_and_alpha_of_run(o.given, config.decode, bleu_settings.beam, bleu_settings.alpha);
@@ -130,7 +123,7 @@ int evaluate(const Options& o) {
     // still be running.
     const auto beside = std::filesystem::path(o.checkpoint).parent_path();
     const auto tracker =
-        nmt::train::attach_tracker(*daemon, run_dir, beside.empty() ? "." : beside.string());
+        nmt::tracking::attach_tracker(*daemon, run_dir, beside.empty() ? "." : beside.string());
     nmt::tracker::EvalRecord eval;
     eval.split = o.split;
     eval.step = state.step;

@@ -5,10 +5,12 @@
 #include <iostream>
 
 #include "common/cli.h"
+#include "common/environment.h"
 #include "tracker/api/run_rules.h"
 #include "tracker/cli/commands.h"
 #include "tracker/client/run_upload.h"
 #include "tracker/client/tracker_reader.h"
+#include "tracking/run_dir_sync.h"
 
 namespace {
 
@@ -30,7 +32,7 @@ struct Commands {
   cli::EvalArgs eval;
   cli::ExportArgs export_args;
   std::string status;
-  cli::SyncArgs sync;
+  nmt::tracking::SyncArgs sync;
   std::string sweep, format = "md";
   CLI::App *runs_cmd, *show_cmd, *metrics_cmd, *plot_cmd, *compare_cmd, *eval_cmd, *status_cmd,
       *delete_cmd, *restore_cmd, *table_cmd, *export_cmd, *sync_cmd;
@@ -151,8 +153,7 @@ void add_write_commands(CLI::App& app, Commands& c) {
 int dispatch(const Commands& c) {
   nmt::tracker::DaemonAddress address;
   try {
-    address =
-        nmt::tracker::find_daemon(c.daemon, [](const char* name) { return std::getenv(name); });
+    address = nmt::tracker::find_daemon(c.daemon, nmt::process_environment);
   } catch (const nmt::tracker::TrackerUnreachable& e) {
     spdlog::error("{}", e.what());
     return kExitUnreachable;
@@ -174,7 +175,7 @@ int dispatch(const Commands& c) {
     if (*c.export_cmd) return cli::export_run(reader, c.export_args, out);
     if (*c.sync_cmd) {
       nmt::tracker::RunUploader uploader(address, std::chrono::seconds(c.timeout_s));
-      return cli::sync_runs(reader, uploader, c.sync, out);
+      return nmt::tracking::sync_runs(reader, uploader, c.sync, out);
     }
     return cli::table(reader, c.sweep, c.format, out);
   } catch (const nmt::tracker::TrackerUnreachable& e) {

@@ -21,7 +21,9 @@
 #include "apps/tracker_flags.h"
 #include "common/cli.h"
 #include "common/dir_lock.h"
+#include "common/environment.h"
 #include "common/git_state.h"
+#include "common/run_layout.h"
 #include "common/stop_signals.h"
 #include "common/thread_pools.h"
 #include "preprocess/shard_format.h"
@@ -75,9 +77,9 @@ std::string default_run_dir() {
 
 // Provenance is read here, in main's file: nothing below main reads the environment. `trainer`
 // is set up (its device and precision chosen).
-nmt::train::RunProvenance provenance(const nmt::dist::Communicator& world, const Options& o,
-                                     const nmt::train::Trainer& trainer) {
-  nmt::train::RunProvenance p;
+nmt::tracking::RunProvenance provenance(const nmt::dist::Communicator& world, const Options& o,
+                                        const nmt::train::Trainer& trainer) {
+  nmt::tracking::RunProvenance p;
   char host[256] = {0};
   if (gethostname(host, sizeof host - 1) == 0) p.host = host;
   const auto& git = nmt::git_state();
@@ -89,10 +91,7 @@ nmt::train::RunProvenance provenance(const nmt::dist::Communicator& world, const
   p.environment = nmt::runtime::environment_provenance(trainer.device());
   p.world_size = world.size();
   p.hosts = world.hosts();
-  const auto env = [](const char* name) {
-    const char* value = std::getenv(name);
-    return std::string(value != nullptr ? value : "");
-  };
+  const auto env = nmt::environment_text;
   p.slurm_job_id = env("SLURM_JOB_ID");
   if (!env("SLURM_ARRAY_JOB_ID").empty())
     p.slurm_array_id = env("SLURM_ARRAY_JOB_ID") + "_" + env("SLURM_ARRAY_TASK_ID");
@@ -121,10 +120,10 @@ std::unique_ptr<nmt::DirectoryLock> own_run_dir(const std::string& run_dir,
 // resolved config the run was trained with) where there is one, else none (the built-in base).
 std::string config_file_of(const Options& o) {
   if (!o.config_file.empty() || !o.resume || o.run_dir.empty()) return o.config_file;
-  const auto stored = std::filesystem::path(o.run_dir) / "config.yaml";
+  const std::string stored = nmt::run_layout::config_path(o.run_dir);
   if (!std::filesystem::exists(stored)) return {};
-  spdlog::info("config: {} (the run's; --config not given)", stored.string());
-  return stored.string();
+  spdlog::info("config: {} (the run's; --config not given)", stored);
+  return stored;
 }
 
 // The step of the checkpoint a resume continues from; 0 for a fresh start.
@@ -155,46 +154,43 @@ int train(nmt::RunConfig config, const Options& o, const nmt::dist::Communicator
   auto sink = std::make_shared<nmt::train::FanoutMetricsSink>();
   std::shared_ptr<nmt::tracker::TrackerClient> tracker;
   nmt::train::Trainer trainer(config, run_dir, sink, world);
-  trainer.set_launcher(nmt::runtime::read_launcher_variables(
-      [](const char* name) -> const char* { return std::getenv(name); }));
+  trainer.set_launcher(nmt::runtime::read_launcher_variables(nmt::process_environment));
   if (world.is_root()) {
     nmt::checkpoint::remove_stale_temporaries(run_dir);
     // One line per step: the steps after the checkpoint resumed from are trained and logged again.
-    const std::string metrics_path = run_dir + "/metrics.jsonl";
+    const std::string metrics_path = nmt::run_layout::metrics_path(run_dir);
     auto recorded = nmt::train::trim_metrics_log(metrics_path, resume_step(run_dir, o.resume));
     sink->add(std::make_shared<nmt::train::JsonlMetricsSink>(metrics_path));
-    auto identity = nmt::train::next_run_identity(run_dir, o.resume);
+    auto identity = nmt::tracking::next_run_identity(run_dir, o.resume);
     if (identity.attempt == 1 && !config.tracker.run_name.empty()) {
       identity.name = config.tracker.run_name;
     }
     identity.world_size = world.size();
     identity.hosts = world.hosts();
-    nmt::train::write_run_identity(run_dir, identity);
+    nmt::tracking::write_run_identity(run_dir, identity);
     trainer.set_run_uid(identity.uid);
     // Once the trainer is set up (device and precision chosen): the attempt's provenance goes into
     // run.json, where nmt-tracker sync finds it for a run that never reached a daemon, and a
     // tracked run is registered with the resolved config (precision, update size). The daemon's
     // files (port, token, CA) are read then too, so that a failure ends the job as a failure in
     // training does.
-    const nmt::tracker::GetEnv environment = [](const char* name) -> const char* {
-      return std::getenv(name);
-    };
-    const auto sources = nmt::train::daemon_sources(o.tracker, config.tracker);
+    const nmt::tracker::GetEnv environment = nmt::process_environment;
+    const auto sources = nmt::tracking::daemon_sources(o.tracker, config.tracker);
     const bool tracked = nmt::tracker::names_daemon(sources, environment);
     trainer.set_on_start([&, identity, sources, environment, tracked,
                           recorded = std::move(recorded)](const nmt::RunConfig& resolved) {
       const auto origin = provenance(world, o, trainer);
       auto stamped = identity;
-      stamped.provenance = nmt::train::provenance_params(origin, resolved);
-      nmt::train::write_run_identity(run_dir, stamped);
+      stamped.provenance = nmt::tracking::provenance_params(origin, resolved);
+      nmt::tracking::write_run_identity(run_dir, stamped);
       if (!tracked) return;
-      tracker = nmt::train::connect_tracker(
+      tracker = nmt::tracking::connect_tracker(
           resolved, run_dir, resolved.model.expected_parameter_count(), origin, stamped,
           nmt::tracker::resolve_daemon(sources, environment).value());
       // What earlier attempts recorded, sent again: the daemon keeps one point per key and
       // step, so whatever a killed attempt still held in memory arrives now.
-      nmt::train::resend_recorded_metrics(*tracker, recorded);
-      sink->add(std::make_shared<nmt::train::TrackerMetricsSink>(tracker));
+      nmt::tracking::resend_recorded_metrics(*tracker, recorded);
+      sink->add(std::make_shared<nmt::tracking::TrackerMetricsSink>(tracker));
       // A hung or lost peer aborts the job from here: the tracked run ends failed, not running.
       nmt::dist::Communicator::set_abort_hook([weak = std::weak_ptr(tracker)](const auto&) {
         if (auto client = weak.lock()) {
@@ -207,8 +203,8 @@ int train(nmt::RunConfig config, const Options& o, const nmt::dist::Communicator
     trainer.set_on_checkpoint([&tracker](const std::string& path, std::int64_t step) {
       if (!tracker) return;
       const auto file = std::filesystem::absolute(path).lexically_normal();
-      tracker->log_artifact({file.filename() == "best.h5" ? "best" : "checkpoint", file.string(),
-                             step, std::nullopt});
+      const bool best = nmt::run_layout::is_best_checkpoint(file.filename().string());
+      tracker->log_artifact({best ? "best" : "checkpoint", file.string(), step, std::nullopt});
     });
   }
   // From here SIGTERM/SIGINT/SIGUSR1 stop at the next update boundary, with a checkpoint.
@@ -316,7 +312,7 @@ int main(int argc, char** argv) {
     auto overrides = o.overrides;
     overrides.insert(overrides.end(), o.flag_overrides.begin(), o.flag_overrides.end());
     auto config = nmt::load_run_config(config_file_of(o), overrides);
-    nmt::train::record_daemon_flags(o.tracker, config.tracker);
+    nmt::tracking::record_daemon_flags(o.tracker, config.tracker);
     if (o.count_params) {
       if (o.vocab_size > 0) config.model.vocab_size = o.vocab_size;
       config.model.validate();

@@ -25,6 +25,7 @@
 #include "common/line_reader.h"
 #include "preprocess/shard_format.h"
 #include "trainer/checkpoint/checkpoint.h"
+#include "trainer/checkpoint/checkpoint_vocabulary.h"
 #include "trainer/decode/attention_svg.h"
 #include "trainer/decode/translator.h"
 #include "trainer/runtime/blas_backend.h"
@@ -44,39 +45,6 @@ struct Options {
   nmt::apps::GivenBeam given;  // else the checkpoint's decode.beam / alpha
   nmt::decode::TranslateOptions translate;
 };
-
-// The vocabulary to translate with: --spm-model, else the one the checkpoint carries, else the
-// spm.model of the data folder (checkpoints written before they carried it). Checked against the
-// hash the checkpoint records and the model's vocabulary size.
-nmt::preprocess::Vocabulary load_vocabulary(const Options& o, const nmt::RunConfig& config,
-                                            const nmt::checkpoint::TrainingState& state) {
-  std::string name;
-  auto vocab = [&] {
-    if (!o.spm_model.empty()) {
-      name = o.spm_model;
-      return nmt::preprocess::Vocabulary::load(o.spm_model);
-    }
-    if (!state.vocab_model.empty()) {
-      name = o.checkpoint + " (its SentencePiece model)";
-      return nmt::preprocess::Vocabulary::from_serialized(state.vocab_model, name);
-    }
-    const std::string dir = o.data_dir.empty() ? config.data.dir : o.data_dir;
-    name = (fs::path(dir) / nmt::preprocess::kVocabularyFile).string();
-    if (dir.empty() || !fs::exists(name)) {
-      throw std::runtime_error(fmt::format(
-          "{} carries no SentencePiece model (written before checkpoints did) and its data.dir "
-          "'{}' has none: pass --spm-model",
-          o.checkpoint, dir));
-    }
-    return nmt::preprocess::Vocabulary::load(name);
-  }();
-  nmt::checkpoint::check_vocabulary(o.checkpoint, state, vocab.sha256(), name);
-  if (vocab.size() != config.model.vocab_size) {
-    throw std::runtime_error(fmt::format("{} has {} pieces but {} was trained with {}", name,
-                                         vocab.size(), o.checkpoint, config.model.vocab_size));
-  }
-  return vocab;
-}
 
 // The source side of a shard split of --data, else of the checkpoint's own data folder.
 std::vector<std::vector<std::int64_t>> split_sources(const Options& o, const nmt::RunConfig& config,
@@ -192,7 +160,8 @@ int run(const Options& o) {
   const auto [device, precision] = nmt::apps::resolve_runtime(o.runtime, config);
   nmt::model::Transformer model(config.model);
   const auto state = nmt::checkpoint::load_checkpoint(o.checkpoint, *model, nullptr, config);
-  const auto vocab = load_vocabulary(o, config, state);
+  const auto vocab = nmt::checkpoint::checkpoint_vocabulary(o.checkpoint, state, config,
+                                                            {o.spm_model, o.data_dir});
   auto translate_options = o.translate;
   translate_options.precision = precision;
   auto& beam = translate_options.decode.beam;

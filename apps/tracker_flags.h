@@ -8,6 +8,7 @@
 #include <string>
 
 #include "common/cli.h"
+#include "common/environment.h"
 #include "tracker/client/daemon_address.h"
 #include "tracking/run_tracking.h"
 
@@ -36,8 +37,7 @@ inline void add_tracker_flags(CLI::App& app, tracker::DaemonSettings& flags,
 inline tracker::DaemonAddress record_daemon(const tracker::DaemonSettings& flags,
                                             const TrackerConfig& config) {
   auto daemon =
-      tracker::resolve_daemon(train::daemon_sources(flags, config),
-                              [](const char* name) -> const char* { return std::getenv(name); });
+      tracker::resolve_daemon(tracking::daemon_sources(flags, config), process_environment);
   if (!daemon) {
     throw UsageError(
         "--record: no tracker to record in: give --tracker-url (or --tracker-port-file), or set "

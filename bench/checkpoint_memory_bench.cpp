@@ -4,7 +4,7 @@
 // same model and optimizer, and nmt-average of K copies of the saved file (hard links in the same
 // folder: the file is read from the page cache after the first), and prints each one's peak
 // resident memory above what the process held before it, beside the state's size (the averaging's
-// beside the parameters' size, the model it holds). The old path, the same datasets built in
+// beside the parameters' size, the model it holds). The in-memory path, the same datasets built in
 // memory by HDF5's core driver (Hdf5File::Mode::kInMemory) and written from a copy of the image,
 // is timed and measured in the same run for comparison.
 //
@@ -84,7 +84,7 @@ void fill_adam_state(const torch::nn::Module& model, torch::optim::Adam& adam) {
   }
 }
 
-// The old path's memory and time: the same tensors with their checksums, built in memory by
+// The in-memory path's memory and time: the same tensors with their checksums, built in memory by
 // HDF5's core driver and written from a copy of the image.
 void save_in_memory(const std::string& path, const torch::nn::Module& model,
                     const torch::optim::Adam& adam) {
@@ -161,7 +161,7 @@ void run(const Options& o) {
     if (o.in_memory) {
       const std::string old_path = (dir / "in-memory.h5").string();
       const auto old = measure([&] { save_in_memory(old_path, *model, adam); });
-      print_row("save (kInMemory, the old path)", old, state, "state");
+      print_row("save (kInMemory, whole file in memory)", old, state, "state");
       fs::remove(old_path);
     }
     const auto load =
@@ -192,7 +192,7 @@ int main(int argc, char** argv) {
   app.add_option("--set", o.overrides, "Override a config key, e.g. model.layers=2");
   app.add_option("--dir", o.dir, "Folder for the files (default: a temporary one, removed)");
   app.add_option("--average", o.average, "Copies to average")->capture_default_str();
-  app.add_flag("!--no-in-memory", o.in_memory, "Skip the old path's save (kInMemory)");
+  app.add_flag("!--no-in-memory", o.in_memory, "Skip the in-memory save (kInMemory)");
   return nmt::apps::run_bench(app, argc, argv, [&] {
     if (o.average < 1) throw nmt::UsageError("--average must be at least 1");
     run(o);

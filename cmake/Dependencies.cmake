@@ -83,8 +83,10 @@ find_package(fmt QUIET)
 nmt_require(fmt_FOUND libfmt-dev "fmt")
 # A LibTorch 2.x distribution ships fmt headers of its own (torch/include/fmt: fmt 12 in 2.11). Its
 # include folder precedes /usr/include on every command line, so they would shadow the fmt that
-# libfmt.so and spdlog are built with. Project targets see that fmt first instead, through a folder
-# that holds only a link to it (nmt_project_target adds it).
+# libfmt.so and spdlog are built with. The targets that compile against LibTorch (nmt_torch_cpu)
+# see that fmt first instead, through a folder that holds only a link to it. The others have no
+# LibTorch folder to be shadowed by and are left as they are: their command lines are then the same
+# in the build folders of both LibTorch lines, and ccache compiles each of them once.
 set(NMT_FMT_FIRST_DIR "")
 if(Torch_FOUND AND fmt_FOUND)
   get_target_property(_nmt_fmt_includes fmt::fmt INTERFACE_INCLUDE_DIRECTORIES)
@@ -97,6 +99,7 @@ if(NMT_FMT_INCLUDE_DIR AND EXISTS "${TORCH_INSTALL_PREFIX}/include/fmt"
   set(NMT_FMT_FIRST_DIR "${CMAKE_BINARY_DIR}/fmt-first")
   file(MAKE_DIRECTORY "${NMT_FMT_FIRST_DIR}")
   file(CREATE_LINK "${NMT_FMT_INCLUDE_DIR}/fmt" "${NMT_FMT_FIRST_DIR}/fmt" SYMBOLIC)
+  target_include_directories(nmt_torch_cpu SYSTEM BEFORE INTERFACE ${NMT_FMT_FIRST_DIR})
   message(STATUS "fmt: ${NMT_FMT_INCLUDE_DIR}/fmt ahead of LibTorch's bundled copy")
 endif()
 find_package(spdlog QUIET)

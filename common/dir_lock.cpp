@@ -15,6 +15,8 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
+#include "common/run_layout.h"
+
 namespace nmt {
 namespace {
 
@@ -53,7 +55,7 @@ std::string describe_holder(int fd) {
 }  // namespace
 
 DirectoryLock::DirectoryLock(const std::string& dir, const std::string& tool)
-    : path_((std::filesystem::path(dir) / kDirectoryLockFile).string()) {
+    : path_((std::filesystem::path(dir) / run_layout::kLockFile).string()) {
   std::filesystem::create_directories(dir);
   fd_ = ::open(path_.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
   if (fd_ < 0) {

@@ -41,6 +41,4 @@ class DirectoryLock {
   bool held_ = false;
 };
 
-inline constexpr const char* kDirectoryLockFile = "run.lock";
-
 }  // namespace nmt

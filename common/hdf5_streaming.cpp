@@ -1,12 +1,9 @@
 #include "common/hdf5_streaming.h"
 
-#include <fcntl.h>
 #include <fmt/format.h>
 #include <sys/statvfs.h>
-#include <unistd.h>
 
 #include <algorithm>
-#include <cerrno>
 #include <filesystem>
 #include <iterator>
 #include <limits>
@@ -125,66 +122,6 @@ hid_t hdf5_streaming_driver() {
 
 namespace {
 
-[[noreturn]] void fail_errno(const std::string& path, const std::string& what) {
-  throw Hdf5Error(path + ": " + what + ": " + std::strerror(errno));
-}
-
-// The temporary file a kStreaming save writes: every write checked; closed and removed unless
-// renamed into place.
-class TemporaryFile {
- public:
-  explicit TemporaryFile(std::string path) : path_(std::move(path)) {
-    fd_ = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd_ < 0) fail_errno(path_, "cannot create");
-  }
-  ~TemporaryFile() {
-    if (fd_ >= 0) ::close(fd_);
-    if (!renamed_) ::unlink(path_.c_str());
-  }
-  TemporaryFile(const TemporaryFile&) = delete;
-  TemporaryFile& operator=(const TemporaryFile&) = delete;
-
-  // Allocates the file's blocks now, so that a full disk shows before anything is written; file
-  // systems without fallocate get their blocks as the writes come.
-  void reserve(std::uint64_t size) {
-    int rc = 0;
-    do {
-      rc = ::fallocate(fd_, 0, 0, static_cast<off_t>(size));
-    } while (rc != 0 && errno == EINTR);
-    if (rc != 0 && errno != EOPNOTSUPP && errno != ENOSYS) {
-      fail_errno(path_, fmt::format("cannot reserve {} bytes", size));
-    }
-  }
-  void write_at(const void* data, std::size_t size, std::uint64_t offset) {
-    const auto* bytes = static_cast<const char*>(data);
-    while (size > 0) {
-      const ssize_t n = ::pwrite(fd_, bytes, size, static_cast<off_t>(offset));
-      if (n < 0 && errno == EINTR) continue;
-      if (n < 0) fail_errno(path_, "write failed");
-      bytes += n;
-      offset += static_cast<std::uint64_t>(n);
-      size -= static_cast<std::size_t>(n);
-    }
-  }
-  // Sets the size, fsyncs, closes and renames over `target`, then fsyncs the directory.
-  void finish_as(const std::string& target, std::uint64_t size) {
-    if (::ftruncate(fd_, static_cast<off_t>(size)) != 0) fail_errno(path_, "cannot set the size");
-    if (::fsync(fd_) != 0) fail_errno(path_, "fsync failed");
-    const int fd = fd_;
-    fd_ = -1;
-    if (::close(fd) != 0) fail_errno(path_, "close failed");
-    if (::rename(path_.c_str(), target.c_str()) != 0) fail_errno(target, "rename failed");
-    renamed_ = true;
-    const fs::path parent = fs::path(target).parent_path();
-    fsync_path(parent.empty() ? std::string(".") : parent.string());
-  }
-
- private:
-  std::string path_;
-  int fd_ = -1;
-  bool renamed_ = false;
-};
-
 // A file larger than the free space is refused before anything is written.
 void check_free_space(const std::string& path, std::uint64_t size) {
   const fs::path parent = fs::path(path).parent_path();
@@ -204,7 +141,7 @@ void write_streamed(const std::string& given, const Hdf5StreamingImage& image,
                     const Hdf5File::ReservedFill& fill) {
   const std::string path = output_file_path(given);
   check_free_space(path, image.eof);
-  TemporaryFile out(path + ".tmp." + std::to_string(::getpid()));
+  AtomicFileWriter out(path);
   out.reserve(image.eof);
   for (const auto& [index, page] : image.pages) {
     const std::uint64_t offset = index * Hdf5StreamingImage::kPage;
@@ -232,7 +169,7 @@ void write_streamed(const std::string& given, const Hdf5StreamingImage& image,
                                   r.name, r.bytes, written));
     }
   }
-  out.finish_as(path, image.eof);
+  out.commit(image.eof);
 }
 
 }  // namespace nmt

@@ -2,8 +2,8 @@
 // How long idle worker threads of the OpenMP runtime spin before they sleep. GNU OpenMP (libgomp,
 // which LibTorch's intra-op pool and its MKL use) spins 300,000 iterations by default, a fraction
 // of a millisecond after every parallel region: on a machine whose cores other jobs also use, the
-// spinning threads take the time slices the working ones need, and decoding ran 4x slower beside
-// two busy processes. libgomp reads its settings from the environment once, when it is loaded,
+// spinning threads take the time slices the working ones need (docs/scaling.md, "Figures behind
+// the defaults"). libgomp reads its settings from the environment once, when it is loaded,
 // before main: a process that finds libgomp loaded and neither OMP_WAIT_POLICY nor GOMP_SPINCOUNT
 // set sets a short spin and runs itself again (exec of its own binary: the same pid, name,
 // arguments and descriptors).

@@ -1,5 +1,5 @@
 // Fuzz harness: a training run directory as `nmt-tracker sync` reads it
-// (tracker/cli/run_dir_record.h): run.json, config.yaml, metrics.jsonl (common/metrics_log.h) and
+// (tracking/run_dir_record.h): run.json, config.yaml, metrics.jsonl (common/metrics_log.h) and
 // a client spool (tracker/client/spool.h). The input is
 //   RUN_JSON <RS> CONFIG_YAML <RS> METRICS_JSONL <RS> SPOOL <RS> OTHER_FILE_NAMES
 // where OTHER_FILE_NAMES (one a line) are empty files beside them (checkpoints/step-N.h5, other
@@ -19,8 +19,8 @@
 #include "fuzz/fuzz_input.h"
 #include "tracker/api/json_fields.h"
 #include "tracker/api/wire_json.h"
-#include "tracker/cli/run_dir_record.h"
 #include "tracker/client/spool.h"
+#include "tracking/run_dir_record.h"
 
 namespace {
 
@@ -92,10 +92,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     }
   }
   try {
-    const auto record = nmt::tracker::cli::read_run_dir(dir.string());
+    const auto record = nmt::tracking::read_run_dir(dir.string());
     std::vector<std::string> problems;
-    (void)nmt::tracker::cli::run_dir_artifacts(dir.string(), problems);
-    (void)nmt::tracker::cli::status_from_run_dir(record);
+    (void)nmt::tracking::run_dir_artifacts(dir.string(), problems);
+    (void)nmt::tracking::status_from_run_dir(record);
     (void)nlohmann::json(record.registration).dump();
     for (const auto& spool : record.spool_files) read_spool(spool);
   } catch (const std::runtime_error&) {

@@ -20,6 +20,7 @@
 #include <iterator>
 #include <limits>
 
+#include "common/run_layout.h"
 #include "common/sha256.h"
 #include "test_utils.h"
 #include "tiny_training.h"
@@ -193,7 +194,7 @@ TEST(CheckpointIntegrity, AnotherVocabularyIsRefusedNamingBothHashes) {
   config.train.max_steps = 4;
   const std::string run = dir.file("run");
   train::Trainer(config, run, sink_in(run)).run(false);
-  EXPECT_EQ(checkpoint::read_training_state(checkpoint::checkpoint_path(run, 4)).vocab_sha256,
+  EXPECT_EQ(checkpoint::read_training_state(run_layout::checkpoint_path(run, 4)).vocab_sha256,
             "one");
   auto other = config;
   other.data.dir = write_data(dir, 16, "data-two", "two");
@@ -274,9 +275,9 @@ TEST(CheckpointIntegrity, ANanGradientSkipsTheUpdate) {
 
   model::Transformer before(config.model), after(config.model), later(config.model);
   torch::optim::Adam adam_before(before->parameters()), adam_after(after->parameters());
-  checkpoint::load_checkpoint(checkpoint::checkpoint_path(run, 2), *before, &adam_before, config);
-  checkpoint::load_checkpoint(checkpoint::checkpoint_path(run, 4), *after, &adam_after, config);
-  checkpoint::load_checkpoint(checkpoint::checkpoint_path(run, 6), *later, nullptr, config);
+  checkpoint::load_checkpoint(run_layout::checkpoint_path(run, 2), *before, &adam_before, config);
+  checkpoint::load_checkpoint(run_layout::checkpoint_path(run, 4), *after, &adam_after, config);
+  checkpoint::load_checkpoint(run_layout::checkpoint_path(run, 6), *later, nullptr, config);
   const auto pb = before->named_parameters(), pa = after->named_parameters();
   const auto pl = later->named_parameters();
   bool moved = false;
@@ -308,7 +309,7 @@ TEST(CheckpointIntegrity, TooManyNanUpdatesInARowStopTheRun) {
                         std::runtime_error, "step 6", "3 updates in a row", "max_skipped_updates");
   const auto left = checkpoint::list_checkpoints(run);
   ASSERT_EQ(left.size(), 2u);
-  EXPECT_EQ(left.back(), checkpoint::checkpoint_path(run, 5));
+  EXPECT_EQ(left.back(), run_layout::checkpoint_path(run, 5));
   const auto newest = load_model(left.back(), config);
   const auto third = load_model(left.front(), config);  // step 4: skipped, so step 3's weights
   for (const auto& item : newest->named_parameters()) {

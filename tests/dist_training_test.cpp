@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <numeric>
 
+#include "common/run_layout.h"
 #include "mpi_test_main.h"
 #include "tiny_training.h"
 #include "trainer/dist/device_collective.h"
@@ -175,11 +176,11 @@ TEST(DataParallel, TwoRanksMatchOneRankOnTheUnionOfBatches) {
     const auto result =
         train::Trainer(single, dir.file("one"), sink_in(dir.file("one"))).run(false);
     EXPECT_EQ(result.steps, 4);
-    expect_same_parameters(checkpoint::checkpoint_path(dir.file("two"), 4),
-                           checkpoint::checkpoint_path(dir.file("one"), 4), config);
+    expect_same_parameters(run_layout::checkpoint_path(dir.file("two"), 4),
+                           run_layout::checkpoint_path(dir.file("one"), 4), config);
     // Not vacuous: the parameters moved.
-    const auto first = load_model(checkpoint::checkpoint_path(dir.file("one"), 1), config);
-    const auto last = load_model(checkpoint::checkpoint_path(dir.file("one"), 4), config);
+    const auto first = load_model(run_layout::checkpoint_path(dir.file("one"), 1), config);
+    const auto last = load_model(run_layout::checkpoint_path(dir.file("one"), 4), config);
     EXPECT_FALSE(at::equal(first->parameters()[0], last->parameters()[0]));
   }
 }
@@ -201,12 +202,12 @@ TEST(DataParallel, TwoRankRunResumedByOneRankMatchesOneRankThroughout) {
     auto straight = config;
     straight.train.update_batches = 2;  // the same updates on one rank
     train::Trainer(straight, dir.file("straight"), sink_in(dir.file("straight"))).run(false);
-    EXPECT_EQ(checkpoint::read_training_state(checkpoint::checkpoint_path(dir.file("resumed"), 4))
+    EXPECT_EQ(checkpoint::read_training_state(run_layout::checkpoint_path(dir.file("resumed"), 4))
                   .batch_in_epoch,
-              checkpoint::read_training_state(checkpoint::checkpoint_path(dir.file("straight"), 4))
+              checkpoint::read_training_state(run_layout::checkpoint_path(dir.file("straight"), 4))
                   .batch_in_epoch);
-    expect_same_parameters(checkpoint::checkpoint_path(dir.file("resumed"), 4),
-                           checkpoint::checkpoint_path(dir.file("straight"), 4), config);
+    expect_same_parameters(run_layout::checkpoint_path(dir.file("resumed"), 4),
+                           run_layout::checkpoint_path(dir.file("straight"), 4), config);
   }
 }
 
@@ -233,7 +234,7 @@ TEST(DataParallel, AStopOnOneRankStopsEveryRankAfterTheSameUpdate) {
   EXPECT_EQ(result.steps, 3);
   EXPECT_EQ(polls, 3);
   if (g_world->is_root()) {
-    EXPECT_TRUE(std::filesystem::exists(checkpoint::checkpoint_path(dir.file("run"), 3)));
+    EXPECT_TRUE(std::filesystem::exists(run_layout::checkpoint_path(dir.file("run"), 3)));
     EXPECT_EQ(checkpoint::list_checkpoints(dir.file("run")).size(), 1u);
   }
 }

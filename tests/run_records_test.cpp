@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "common/metrics_log.h"
+#include "common/run_layout.h"
 #include "test_utils.h"
 #include "tiny_training.h"
 #include "trainer/checkpoint/averaging.h"
@@ -64,7 +65,7 @@ TEST(Trainer, ARunThatCannotRecordStopsWithACheckpoint) {
   const auto result = train::Trainer(config, run, sink).run(false);
   EXPECT_EQ(result.stopped, StopReason::kUnrecorded);
   EXPECT_EQ(result.steps, 2) << "step 1's lines fail; the run stops after the next update";
-  EXPECT_TRUE(fs::exists(checkpoint::checkpoint_path(run, 2)));
+  EXPECT_TRUE(fs::exists(run_layout::checkpoint_path(run, 2)));
   EXPECT_EQ(exit_code(result.stopped), kExitUnrecorded);
 }
 
@@ -119,7 +120,7 @@ TEST(Trainer, ResumedRunLeavesOneMetricsLinePerStep) {
   const std::string run = dir.file("run");
   train::Trainer(config, run, sink_in(run)).run(false);
   // As a SIGKILL after step 10 leaves it: checkpoints up to step 8, lines up to step 10.
-  fs::remove(checkpoint::checkpoint_path(run, 12));
+  fs::remove(run_layout::checkpoint_path(run, 12));
   const std::string metrics = run + "/metrics.jsonl";
   const auto all = lines_of(metrics);
   std::string upto10;
@@ -160,7 +161,7 @@ TEST(CheckpointIntegrity, AChangedStateAttributeIsRefusedLikeAFlippedBit) {
   config.train.validate_every = 0;
   const std::string run = dir.file("run");
   train::Trainer(config, run, sink_in(run)).run(false);
-  const std::string path = checkpoint::checkpoint_path(run, 10);
+  const std::string path = run_layout::checkpoint_path(run, 10);
   EXPECT_NO_THROW(checkpoint::read_training_state(path));
   for (const char* name : {"step", "optimizer_step", "epoch", "batch_in_epoch"}) {
     const std::string copy = dir.file(std::string(name) + ".h5");
@@ -208,10 +209,10 @@ TEST(Checkpoints, AveragingARunDirectoryRefusesAnotherRunsCheckpoint) {
   train::Trainer tb(config, b, sink_in(b));
   tb.set_run_uid("bbbbbbbbbbbbbbbb");
   tb.run(false);
-  EXPECT_EQ(checkpoint::read_training_state(checkpoint::checkpoint_path(a, 20)).run_uid,
+  EXPECT_EQ(checkpoint::read_training_state(run_layout::checkpoint_path(a, 20)).run_uid,
             "aaaaaaaaaaaaaaaa");
   EXPECT_EQ(checkpoint::last_checkpoints(a, 2, "aaaaaaaaaaaaaaaa").size(), 2u);
-  fs::copy_file(checkpoint::checkpoint_path(b, 20), checkpoint::checkpoint_path(a, 25));
+  fs::copy_file(run_layout::checkpoint_path(b, 20), run_layout::checkpoint_path(a, 25));
   NMT_EXPECT_THROW_WITH(checkpoint::last_checkpoints(a, 2, "aaaaaaaaaaaaaaaa"), std::runtime_error,
                         "step-00000025.h5", "bbbbbbbbbbbbbbbb");
   NMT_EXPECT_THROW_WITH(checkpoint::last_checkpoints(a, 2), std::runtime_error, "two runs");

@@ -77,12 +77,14 @@ inline RunConfig tiny_config(const std::string& data_dir) {
   // The figures these tests assert were measured in fp32; auto would pick bf16 on some CPUs (and
   // bf16 has tests of its own).
   c.train.precision = runtime::Precision::kFp32;
+  // One thread, as the test processes run (tests/CMakeLists.txt): threads 0 takes every CPU.
+  c.train.threads = 1;
   c.checkpoint.every_steps = 10;
   c.checkpoint.keep_last = 3;
   return c;
 }
 
-inline std::shared_ptr<train::MetricsSink> sink_in(const std::string& run_dir) {
+inline std::shared_ptr<MetricsSink> sink_in(const std::string& run_dir) {
   std::filesystem::create_directories(run_dir);
   return std::make_shared<train::JsonlMetricsSink>(run_dir + "/metrics.jsonl");
 }

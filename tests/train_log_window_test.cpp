@@ -11,6 +11,7 @@
 #include <memory>
 #include <string>
 
+#include "common/run_layout.h"
 #include "test_utils.h"
 #include "tiny_training.h"
 #include "trainer/checkpoint/checkpoint.h"
@@ -26,7 +27,7 @@ using testing::tiny_config;
 using testing::write_data;
 
 // Every metric a run logs, by key and step.
-class RecordingSink : public train::MetricsSink {
+class RecordingSink : public MetricsSink {
  public:
   void log(const std::string& key, std::int64_t step, double value) override {
     values[key][step] = value;
@@ -90,7 +91,7 @@ TEST(TrainLogWindow, ResumeMidWindowLogsWhatTheUninterruptedRunLogged) {
   auto first_part = config;
   first_part.train.max_steps = 12;
   train_recorded(first_part, interrupted);
-  const auto kept = checkpoint::checkpoint_path(interrupted, 10);
+  const auto kept = run_layout::checkpoint_path(interrupted, 10);
   for (const auto& path : checkpoint::list_checkpoints(interrupted)) {
     if (path != kept) fs::remove(path);
   }
@@ -100,7 +101,7 @@ TEST(TrainLogWindow, ResumeMidWindowLogsWhatTheUninterruptedRunLogged) {
   EXPECT_GT(open.window_loss_sum, 0.0);
   EXPECT_GT(open.window_nll_sum, 0.0);
   EXPECT_EQ(
-      checkpoint::read_training_state(checkpoint::checkpoint_path(straight, 20)).window_updates,
+      checkpoint::read_training_state(run_layout::checkpoint_path(straight, 20)).window_updates,
       4);  // 17 to 20
 
   const auto resumed = train_recorded(config, interrupted, /*resume=*/true);

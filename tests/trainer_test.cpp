@@ -13,6 +13,7 @@
 #include <map>
 #include <sstream>
 
+#include "common/run_layout.h"
 #include "preprocess/vocabulary.h"
 #include "test_utils.h"
 #include "tiny_training.h"
@@ -138,7 +139,7 @@ TEST(Trainer, ResumeWithAutoKeepsTheStoredPrecision) {
               std::string::npos)
         << runtime::precision_name(stored);
     EXPECT_EQ(
-        checkpoint::read_checkpoint_config(checkpoint::checkpoint_path(run, 12)).train.precision,
+        checkpoint::read_checkpoint_config(run_layout::checkpoint_path(run, 12)).train.precision,
         stored);
   }
 }
@@ -202,8 +203,8 @@ TEST(Trainer, ResumedRunIsBitIdenticalToUninterrupted) {
   const auto resumed = train::Trainer(config, interrupted, sink_in(interrupted)).run(true);
   EXPECT_EQ(resumed.steps, 40);
 
-  const auto a = load_model(checkpoint::checkpoint_path(straight, 40), config);
-  const auto b = load_model(checkpoint::checkpoint_path(interrupted, 40), config);
+  const auto a = load_model(run_layout::checkpoint_path(straight, 40), config);
+  const auto b = load_model(run_layout::checkpoint_path(interrupted, 40), config);
   const auto pa = a->named_parameters(), pb = b->named_parameters();
   ASSERT_EQ(pa.size(), pb.size());
   for (const auto& item : pa) {
@@ -231,14 +232,14 @@ TEST(Trainer, StopSignalCheckpointsAtTheUpdateAndResumeIsBitIdentical) {
   EXPECT_EQ(interrupted.stopped, StopReason::kPreempted);
   EXPECT_EQ(interrupted.steps, 13);
   EXPECT_EQ(polls, 13) << "polled once per update, and no update after the stop";
-  ASSERT_TRUE(fs::exists(checkpoint::checkpoint_path(stopped, 13))) << "not a periodic step";
+  ASSERT_TRUE(fs::exists(run_layout::checkpoint_path(stopped, 13))) << "not a periodic step";
 
   const auto resumed = train::Trainer(config, stopped, sink_in(stopped)).run(true);
   EXPECT_EQ(resumed.stopped, StopReason::kNone);
   EXPECT_EQ(resumed.steps, 30);
   EXPECT_EQ(resumed.steps_this_process, 17);
-  const auto a = load_model(checkpoint::checkpoint_path(straight, 30), config);
-  const auto b = load_model(checkpoint::checkpoint_path(stopped, 30), config);
+  const auto a = load_model(run_layout::checkpoint_path(straight, 30), config);
+  const auto b = load_model(run_layout::checkpoint_path(stopped, 30), config);
   const auto pa = a->named_parameters(), pb = b->named_parameters();
   for (const auto& item : pa) {
     EXPECT_TRUE(at::equal(item.value(), pb[item.key()])) << item.key() << " differs";
@@ -262,7 +263,7 @@ TEST(Trainer, TimeBudgetEndsTheRunWithItsLastCheckpoint) {
   EXPECT_TRUE(ended.out_of_time);
   EXPECT_EQ(ended.stopped, StopReason::kNone);
   EXPECT_EQ(ended.steps, 1);
-  EXPECT_TRUE(fs::exists(checkpoint::checkpoint_path(run, 1))) << "the last checkpoint";
+  EXPECT_TRUE(fs::exists(run_layout::checkpoint_path(run, 1))) << "the last checkpoint";
   const auto again = train::Trainer(config, run, sink_in(run)).run(true);
   EXPECT_TRUE(again.out_of_time);
   EXPECT_EQ(again.steps_this_process, 0);
@@ -275,7 +276,7 @@ TEST(Trainer, TimeBudgetEndsTheRunWithItsLastCheckpoint) {
 }
 
 // Keeps the learning rate the trainer logged for each step.
-class RateRecorder : public train::MetricsSink {
+class RateRecorder : public MetricsSink {
  public:
   void log(const std::string& key, std::int64_t step, double value) override {
     if (key == "train/lr") rates[step] = value;
@@ -330,7 +331,7 @@ TEST(RunTracking, ParamsKeepNumbersAndBooleansAsTheyAre) {
   RunConfig config;
   config.train.allow_shared_gpu = true;
   config.model.layers = 3;
-  const auto params = train::flatten_params(config, 1234);
+  const auto params = tracking::flatten_params(config, 1234);
   EXPECT_EQ(std::get<std::string>(params.at("train.allow_shared_gpu")), "true");
   EXPECT_EQ(std::get<std::string>(params.at("dist.overlap")), "true");
   EXPECT_DOUBLE_EQ(std::get<double>(params.at("model.layers")), 3.0);
@@ -341,25 +342,25 @@ TEST(RunIdentity, FreshRunsDrawAUidAndResumesCountAttempts) {
   TempDir dir;
   const std::string run = dir.file("run");
   fs::create_directories(run);
-  EXPECT_FALSE(train::read_run_identity(run).has_value());
-  const auto first = train::next_run_identity(run, /*resume=*/true);  // nothing to resume yet
+  EXPECT_FALSE(tracking::read_run_identity(run).has_value());
+  const auto first = tracking::next_run_identity(run, /*resume=*/true);  // nothing to resume yet
   EXPECT_EQ(first.attempt, 1);
   EXPECT_EQ(first.uid.size(), 32u);
   auto stamped = first;
   stamped.provenance = {{"command_line", std::string("nmt-train --run-dir run")},
                         {"world_size", 2.0}};
-  train::write_run_identity(run, stamped);
-  EXPECT_EQ(train::read_run_identity(run)->provenance, stamped.provenance);
-  const auto second = train::next_run_identity(run, true);
+  tracking::write_run_identity(run, stamped);
+  EXPECT_EQ(tracking::read_run_identity(run)->provenance, stamped.provenance);
+  const auto second = tracking::next_run_identity(run, true);
   EXPECT_EQ(second.uid, first.uid);
   EXPECT_EQ(second.attempt, 2);
   EXPECT_TRUE(second.provenance.empty()) << "the earlier attempt's provenance is not this one's";
-  const auto other = train::next_run_identity(run, false);
+  const auto other = tracking::next_run_identity(run, false);
   EXPECT_NE(other.uid, first.uid);
   EXPECT_EQ(other.attempt, 1);
   std::ofstream(run + "/run.json") << "{\"uid\": 7}";
   try {
-    train::read_run_identity(run);
+    tracking::read_run_identity(run);
     ADD_FAILURE() << "a damaged run.json was accepted";
   } catch (const std::runtime_error& e) {
     EXPECT_NE(std::string(e.what()).find("run.json"), std::string::npos) << e.what();
@@ -373,16 +374,16 @@ TEST(RunIdentity, AMovedDirectoryKeepsItsRunAndACopyIsRefused) {
   TempDir dir;
   const std::string first_dir = dir.file("first"), moved = dir.file("elsewhere/renamed");
   fs::create_directories(first_dir);
-  const auto fresh = train::next_run_identity(first_dir, false);
+  const auto fresh = tracking::next_run_identity(first_dir, false);
   EXPECT_EQ(fresh.name, "first");
   EXPECT_EQ(fresh.run_dir, fs::absolute(first_dir).lexically_normal().string());
-  train::write_run_identity(first_dir, fresh);
-  EXPECT_EQ(train::read_run_identity(first_dir)->name, "first");
+  tracking::write_run_identity(first_dir, fresh);
+  EXPECT_EQ(tracking::read_run_identity(first_dir)->name, "first");
 
   fs::create_directories(dir.file("elsewhere"));
   fs::copy(first_dir, moved, fs::copy_options::recursive);
   try {
-    train::next_run_identity(moved, true);
+    tracking::next_run_identity(moved, true);
     ADD_FAILURE() << "a copy resumed the original's run";
   } catch (const std::runtime_error& e) {
     EXPECT_NE(std::string(e.what()).find("a copy"), std::string::npos) << e.what();
@@ -390,13 +391,13 @@ TEST(RunIdentity, AMovedDirectoryKeepsItsRunAndACopyIsRefused) {
   }
 
   fs::remove_all(first_dir);  // now a move
-  const auto resumed = train::next_run_identity(moved, true);
+  const auto resumed = tracking::next_run_identity(moved, true);
   EXPECT_EQ(resumed.uid, fresh.uid);
   EXPECT_EQ(resumed.attempt, 2);
   EXPECT_EQ(resumed.name, "first");
   EXPECT_EQ(resumed.run_dir, fs::absolute(moved).lexically_normal().string());
-  train::write_run_identity(moved, resumed);
-  EXPECT_EQ(train::read_run_identity(moved)->run_dir, resumed.run_dir);
+  tracking::write_run_identity(moved, resumed);
+  EXPECT_EQ(tracking::read_run_identity(moved)->run_dir, resumed.run_dir);
 }
 
 // A full disk (a 1 MiB tmpfs, as root; skipped where mounting is not allowed): the first
@@ -437,7 +438,7 @@ TEST(Checkpoint, RestoresIdenticalOutputsAndRefusesMismatches) {
   config.train.max_steps = 5;
   const std::string run = dir.file("run");
   train::Trainer(config, run, sink_in(run)).run(false);
-  const auto path = checkpoint::checkpoint_path(run, 5);
+  const auto path = run_layout::checkpoint_path(run, 5);
   auto a = load_model(path, config), b = load_model(path, config);
   a->eval();
   b->eval();

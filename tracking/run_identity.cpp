@@ -9,23 +9,20 @@
 
 #include "common/atomic_file.h"
 #include "common/checked_paths.h"
+#include "common/run_layout.h"
 #include "tracker/api/run_rules.h"
 #include "tracker/api/wire_json.h"
 
-namespace nmt::train {
+namespace nmt::tracking {
 namespace {
 
 // run.json is a few hundred bytes; its provenance a few kilobytes.
 constexpr std::uint64_t kMaxIdentityBytes = 1u << 20;
 
-std::string identity_path(const std::string& run_dir) {
-  return (std::filesystem::path(run_dir) / kRunIdentityFile).string();
-}
-
 }  // namespace
 
 std::optional<RunIdentity> read_run_identity(const std::string& run_dir) {
-  const auto path = identity_path(run_dir);
+  const auto path = run_layout::identity_path(run_dir);
   if (path_kind(path) == PathKind::kMissing) return std::nullopt;
   const std::string text = read_regular_file(path, kMaxIdentityBytes, "the run identity");
   RunIdentity identity;
@@ -72,7 +69,8 @@ RunIdentity next_run_identity(const std::string& run_dir, bool resume) {
         throw std::runtime_error(fmt::format(
             "{}/{}: run uid {} is also the run in {}, where it was last trained: this directory is "
             "a copy; resume the original, or delete this {} to train the copy as a new run",
-            run_dir, kRunIdentityFile, stored->uid, stored->run_dir, kRunIdentityFile));
+            run_dir, run_layout::kIdentityFile, stored->uid, stored->run_dir,
+            run_layout::kIdentityFile));
       }
     }
   } else {
@@ -96,7 +94,7 @@ void write_run_identity(const std::string& run_dir, const RunIdentity& identity)
     json["provenance"] = nlohmann::json::object();
     for (const auto& [key, value] : identity.provenance) json["provenance"][key] = value;
   }
-  write_file_atomically(identity_path(run_dir), json.dump(2) + "\n");
+  write_file_atomically(run_layout::identity_path(run_dir), json.dump(2) + "\n");
 }
 
-}  // namespace nmt::train
+}  // namespace nmt::tracking

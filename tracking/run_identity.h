@@ -15,15 +15,13 @@
 
 #include "tracker/api/wire_types.h"
 
-namespace nmt::train {
-
-inline constexpr const char* kRunIdentityFile = "run.json";
+namespace nmt::tracking {
 
 struct RunIdentity {
   std::string uid;  // tracker::api::generate_run_uid(): 32 hex digits
   int attempt = 1;  // 1 for the fresh run, +1 per resume
   // The name the tracker knows the run by (the directory's name at the first attempt, unless
-  // tracker.run_name gave one); empty in files written before it was kept.
+  // tracker.run_name gave one); empty where run.json has none.
   std::string name;
   std::string run_dir;  // the directory's absolute path at the latest attempt; empty likewise
   // Where this attempt runs (written for people and tools to read; not part of the identity):
@@ -48,4 +46,4 @@ RunIdentity next_run_identity(const std::string& run_dir, bool resume);
 // Writes RUN_DIR/run.json atomically.
 void write_run_identity(const std::string& run_dir, const RunIdentity& identity);
 
-}  // namespace nmt::train
+}  // namespace nmt::tracking

@@ -7,10 +7,11 @@
 #include <optional>
 #include <thread>
 
+#include "common/run_layout.h"
 #include "common/sha256.h"
 #include "tracker/client/tracker_reader.h"
 
-namespace nmt::train {
+namespace nmt::tracking {
 namespace {
 
 // A config scalar as a param: numbers as numbers, bools as true/false, the rest as text.
@@ -110,8 +111,7 @@ tracker::ClientOptions client_options(const tracker::DaemonAddress& daemon,
   options.token = daemon.token;
   options.ca_file = daemon.ca_file;
   options.rank = rank;
-  options.spool_path =
-      (std::filesystem::path(spool_dir) / fmt::format("tracker-spool-rank{}.jsonl", rank)).string();
+  options.spool_path = run_layout::spool_path(spool_dir, rank);
   return options;
 }
 
@@ -159,7 +159,7 @@ std::shared_ptr<tracker::TrackerClient> attach_tracker(const tracker::DaemonAddr
   if (!identity) {
     throw std::runtime_error(fmt::format(
         "{}: no {} there, so no tracked run to record in (pass the training run's directory)",
-        run_dir, kRunIdentityFile));
+        run_dir, run_layout::kIdentityFile));
   }
   const auto options = client_options(daemon, spool_dir, 0);
   tracker::TrackerReader reader(daemon, std::chrono::seconds(10));
@@ -173,7 +173,7 @@ std::shared_ptr<tracker::TrackerClient> attach_tracker(const tracker::DaemonAddr
   if (!id) {
     throw std::runtime_error(fmt::format(
         "tracker {}: no run with uid {} (from {}/{}): was the training run tracked by this daemon?",
-        options.url, identity->uid, run_dir, kRunIdentityFile));
+        options.url, identity->uid, run_dir, run_layout::kIdentityFile));
   }
   auto client = std::make_shared<tracker::TrackerClient>(options);
   client->attach_run(*id);
@@ -202,4 +202,4 @@ std::shared_ptr<tracker::TrackerClient> connect_tracker(const RunConfig& config,
   return client;
 }
 
-}  // namespace nmt::train
+}  // namespace nmt::tracking

@@ -5,9 +5,8 @@
 // spool file in the run directory. Where the daemon is comes resolved (tracker::resolve_daemon,
 // called in main from the tool's flags, the config and the environment: daemon_sources below).
 //
-// The trainer knows only the MetricsSink interface (trainer/train/metrics_sink.h, of which this
-// library uses the header-only part: MetricsSink and MetricRecord), so the trainer library does
-// not link the tracker client; the tools that train or evaluate link this library beside it.
+// The trainer knows only the MetricsSink interface (common/metrics_sink.h), so the trainer library
+// does not link the tracker client; the tools that train or evaluate link this library beside it.
 
 #include <cstdint>
 #include <map>
@@ -15,13 +14,13 @@
 #include <string>
 #include <vector>
 
+#include "common/metrics_sink.h"
 #include "tracker/client/daemon_address.h"
 #include "tracker/client/tracker_client.h"
 #include "tracking/run_identity.h"
 #include "trainer/config/train_config.h"
-#include "trainer/train/metrics_sink.h"
 
-namespace nmt::train {
+namespace nmt::tracking {
 
 // Where the run comes from, gathered by main (environment, build, devices): the library reads
 // none of it.
@@ -111,4 +110,4 @@ std::shared_ptr<tracker::TrackerClient> attach_tracker(const tracker::DaemonAddr
                                                        const std::string& run_dir,
                                                        const std::string& spool_dir);
 
-}  // namespace nmt::train
+}  // namespace nmt::tracking

@@ -94,17 +94,6 @@ int log_eval(TrackerReader& reader, const EvalArgs& args, std::ostream& out);
 int set_status(TrackerReader& reader, const std::string& run, const std::string& status,
                std::ostream& out);
 
-// `sync RUN_DIR...`: uploads training runs recorded offline (tracker/cli/sync_command.cpp):
-// registration, spooled requests, metrics.jsonl, artifacts, final status; running it again adds
-// nothing. A one-line summary per directory; exit 1 when a directory could not be read or synced
-// whole (what was sent before the error is kept).
-struct SyncArgs {
-  std::vector<std::string> run_dirs;
-  std::size_t batch_lines = 5000;  // metrics.jsonl lines per request
-};
-int sync_runs(TrackerReader& reader, RunUploader& uploader, const SyncArgs& args,
-              std::ostream& out);
-
 // `delete RUN` (soft: hidden from listings and tables, nothing removed) and `restore RUN`.
 int delete_run(TrackerReader& reader, const std::string& run, std::ostream& out);
 int restore_run(TrackerReader& reader, const std::string& run, std::ostream& out);

@@ -98,7 +98,7 @@ class TrackerClient {
   std::optional<std::int64_t> run_id() const;
 
   // Non-blocking: each appends to the queue and returns. The signature matches
-  // nmt::train::MetricsSink::log.
+  // nmt::MetricsSink::log.
   void log_metric(const std::string& key, std::int64_t step, double value);
   // A point logged earlier (a record sent again), at its own time in Unix seconds.
   void log_metric(const std::string& key, std::int64_t step, double value, double unix_time);

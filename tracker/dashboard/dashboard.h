@@ -5,7 +5,7 @@
 #include <optional>
 #include <string>
 
-#include "tracker/server/http_types.h"
+#include "tracker/api/http_types.h"
 
 namespace nmt::tracker::dashboard {
 // The dashboard's files, built into the binary: "/" -> index.html; "/assets/<file>".

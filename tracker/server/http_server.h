@@ -8,9 +8,9 @@
 // a newcomer finds no room under it, the oldest unproven connection of the address holding the
 // most of them is closed to make it: clients without the token, from any number of addresses, can
 // take neither the slots of proven connections nor a newcomer's chance to send its header
-// (tracker/API.md, "Limits and fairness"). The cap per client address refuses as before. Handler
-// calls run on their own small thread pool, so a store commit that takes a while never stalls
-// accepting, reading or timing out other connections. With a certificate and key
+// (tracker/API.md, "Limits and fairness"). Each client address has a cap of its own besides.
+// Handler calls run on their own small thread pool, so a store commit that takes a while never
+// stalls accepting, reading or timing out other connections. With a certificate and key
 // (ServerOptions::tls_cert_file, tls_key_file) every connection is TLS (OpenSSL through Beast's
 // ssl_stream) under the same limits; a client that does not complete the TLS handshake within
 // header_timeout is closed without an answer, so plain HTTP gets none.
@@ -26,7 +26,7 @@
 #include <optional>
 #include <string>
 
-#include "tracker/server/http_types.h"
+#include "tracker/api/http_types.h"
 
 namespace nmt::tracker {
 

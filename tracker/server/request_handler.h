@@ -11,9 +11,9 @@
 #include <string>
 #include <string_view>
 
+#include "tracker/api/http_types.h"
 #include "tracker/api/limits.h"
 #include "tracker/api/routes.h"
-#include "tracker/server/http_types.h"
 #include "tracker/server/json_body.h"
 #include "tracker/server/token_gate.h"
 #include "tracker/store/run_store.h"

@@ -8,7 +8,7 @@
 #include <string_view>
 #include <utility>
 
-#include "tracker/server/http_types.h"
+#include "tracker/api/http_types.h"
 
 namespace nmt::tracker {
 

@@ -86,8 +86,8 @@ void average_checkpoints(const std::vector<std::string>& inputs, const std::stri
       newest = state;
       newest_config = input_config;
     }
-    // The SentencePiece model of any input (their hashes are equal): an older input may carry it
-    // where the newest, written before checkpoints did, does not.
+    // The SentencePiece model of any input that carries one (their hashes are equal), where the
+    // newest carries none.
     if (newest.vocab_model.empty()) newest.vocab_model = std::move(vocab_model);
     spdlog::info("averaging: added {} (step {})", path, state.step);
   }

@@ -12,7 +12,7 @@ namespace nmt::checkpoint {
 
 // The newest `count` step checkpoints of a run directory, oldest first; throws when it has fewer,
 // and, naming the files, when one was written by a run other than `run_uid` (the directory's
-// run.json; empty: unknown) or than the others (files of older builds carry no uid).
+// run.json; empty: unknown) or than the others (a file without a uid matches any).
 std::vector<std::string> last_checkpoints(const std::string& run_dir, std::int64_t count,
                                           const std::string& run_uid = "");
 

@@ -64,7 +64,7 @@ struct TrainingState {
   // The SentencePiece model itself (serialized proto); empty when the file has none. Verified
   // against vocab_sha256 on read.
   std::string vocab_model;
-  std::string run_uid;  // the run that wrote it (run_identity.h); empty in older files
+  std::string run_uid;  // the run that wrote it (run_identity.h); empty: none recorded
   // The updates since the last train/* log step (update_log.h), over all ranks: how many, their
   // target tokens and their summed label-smoothed loss and nll. All 0 at a log step, in averages
   // and in files before format 4.

@@ -1,30 +1,25 @@
 #include "trainer/checkpoint/checkpoint_files.h"
 
-#include <fmt/format.h>
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <filesystem>
-#include <regex>
 #include <stdexcept>
 #include <system_error>
+
+#include "common/run_layout.h"
 
 namespace nmt::checkpoint {
 
 namespace fs = std::filesystem;
 
-std::string checkpoint_path(const std::string& run_dir, std::int64_t step) {
-  return (fs::path(run_dir) / "checkpoints" / fmt::format("step-{:08}.h5", step)).string();
-}
-
 std::vector<std::string> list_checkpoints(const std::string& run_dir) {
   std::vector<std::string> found;
-  const fs::path dir = fs::path(run_dir) / "checkpoints";
+  const fs::path dir = run_layout::checkpoints_folder(run_dir);
   if (!fs::exists(dir)) return found;
   for (const auto& entry : fs::directory_iterator(dir)) {
-    const std::string name = entry.path().filename().string();
-    if (name.rfind("step-", 0) == 0 && entry.path().extension() == ".h5") {
+    if (run_layout::checkpoint_step(entry.path().filename().string())) {
       found.push_back(entry.path().string());
     }
   }
@@ -46,23 +41,20 @@ void prune_checkpoints(const std::string& run_dir, std::int64_t keep) {
 }
 
 std::vector<std::string> remove_stale_temporaries(const std::string& run_dir) {
-  // The temporaries of the trainer's atomic writes: NAME.tmp.PID.
-  static const std::regex kTemporary(
-      R"((step-[0-9]+\.h5|best\.h5|config\.yaml|run\.json|metrics\.jsonl)\.tmp\.([0-9]+))");
-  const std::string self = std::to_string(::getpid());
+  const long self = static_cast<long>(::getpid());
   std::vector<std::string> removed;
-  for (const fs::path& dir : {fs::path(run_dir), fs::path(run_dir) / "checkpoints"}) {
+  for (const fs::path& dir :
+       {fs::path(run_dir), fs::path(run_layout::checkpoints_folder(run_dir))}) {
     std::error_code ec;
     if (!fs::is_directory(dir, ec)) continue;
     for (const auto& entry : fs::directory_iterator(dir)) {
-      std::smatch match;
-      const std::string name = entry.path().filename().string();
-      if (!std::regex_match(name, match, kTemporary) || match[2] == self) continue;
+      const auto writer = run_layout::temporary_writer(entry.path().filename().string());
+      if (!writer || *writer == self) continue;
       const auto bytes =
           fs::is_regular_file(entry.path(), ec) ? fs::file_size(entry.path(), ec) : 0;
       if (fs::remove(entry.path(), ec)) {
         spdlog::info("removed {} ({} bytes), left by process {} that ended before renaming it",
-                     entry.path().string(), bytes, match[2].str());
+                     entry.path().string(), bytes, *writer);
         removed.push_back(entry.path().string());
       } else if (ec) {
         spdlog::warn("cannot remove the stale temporary {}: {}", entry.path().string(),

@@ -1,6 +1,6 @@
 #pragma once
-// The step checkpoints of a run directory: their names (checkpoints/step-NNNNNNNN.h5), listing,
-// pruning, and the temporaries that a killed writer left.
+// The step checkpoints of a run directory (their names: common/run_layout.h): listing, pruning,
+// and the temporaries that a killed writer left.
 
 #include <cstdint>
 #include <string>
@@ -13,7 +13,6 @@ std::vector<std::string> list_checkpoints(const std::string& run_dir);
 // A fresh start (not `resume`) in a run directory that holds step checkpoints: an
 // std::runtime_error saying to pass --resume or choose another directory.
 void refuse_fresh_start_over_checkpoints(const std::string& run_dir, bool resume);
-std::string checkpoint_path(const std::string& run_dir, std::int64_t step);
 // Deletes all but the newest `keep` step checkpoints, and stale temporaries.
 void prune_checkpoints(const std::string& run_dir, std::int64_t keep);
 // Deletes the temporaries (NAME.tmp.PID) of atomic writes into the run directory and its

@@ -32,9 +32,8 @@ inline constexpr NamedChoices<LongInputs, 2> kLongInputs{
     {{{LongInputs::kTruncate, "truncate"}, {LongInputs::kSplit, "split"}}}};
 
 // Padded source tokens per batch times the decoder rows each sentence takes: 4,000 for greedy,
-// 1,000 for beam 4. The fastest measured on the quickstart's model on a CPU (beam 4: 1,000 tokens
-// 3.33 s, 2,000 3.45 s, 4,000 3.44 s for test_2016_flickr; greedy: 4,000 1.51 s, 1,000 1.76 s),
-// and the batch's decoder memory grows with it.
+// 1,000 for beam 4, the fastest measured on a CPU (docs/decoding.md, "Speed and memory on a
+// CPU"); the batch's decoder memory grows with it.
 inline constexpr std::int64_t kBatchRowTokens = 4000;
 
 struct TranslateOptions;

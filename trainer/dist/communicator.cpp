@@ -25,19 +25,10 @@ namespace nmt::dist {
 namespace {
 
 // An all-reduce of more than kWholeBytes runs as a chain of MPI_Iallreduce pieces of kPieceBytes,
-// at most kPiecesInFlight at a time. Measured on the 2-core Xeon, 2 ranks, libnbc's ring: one
-// 64 MiB MPI_Iallreduce took 31 ms, 1-4 MiB pieces 16-18 ms (256 MiB: 120 ms against 60-80 ms),
-// and the blocking MPI_Allreduce of the whole buffer is no faster than the former. Open MPI
-// allocates a scratch buffer as large as the message on every call; above glibc's mmap threshold
-// (32 MiB at most) that is fresh memory each time: about 8,000 more page faults per 64 MiB call,
-// where pieces reuse the same small buffer (blocking MPI_Allreduce in 4 MiB pieces is as fast as
-// these non-blocking ones, so the size of the call is what matters). 1 MiB pieces beat 4 MiB ones
-// from 64 MiB up (25 MiB gradient buckets, 256 MiB in all: 0.98-1.04x the blocking call per bucket
-// against 0.90-0.92x; over TCP 1.36-1.42x against 1.23-1.30x) and match one call from 5 MiB up,
-// but a 4 MiB buffer in 1 MiB pieces ran at 0.85-0.95x of one call: up to 4 MiB a buffer stays one
-// call, as in the blocking path. One or two pieces in flight measured alike; two keep the next
-// piece going when tests are sparse (the gradient hooks); four were slower over TCP (4 MiB pieces,
-// 64 MiB: 32-33 ms against 27-28).
+// at most kPiecesInFlight at a time: Open MPI allocates a scratch buffer as large as the message on
+// every call, fresh memory above glibc's mmap threshold, where pieces reuse one small buffer. A
+// buffer up to kWholeBytes stays one call, as in the blocking path (docs/scaling.md, "Figures
+// behind the defaults").
 constexpr std::size_t kWholeBytes = std::size_t{4} << 20;
 constexpr std::size_t kPieceBytes = std::size_t{1} << 20;
 constexpr std::size_t kPiecesInFlight = 2;

@@ -22,13 +22,10 @@ namespace {
 // (reduce to rank 0, then broadcast) whenever the buffer is in place (always, here) or there are
 // fewer than 4 ranks: the whole buffer crosses each link twice, one way at a time. Its ring (each
 // rank sends and reduces 1/N of the buffer per step, both directions at once) matches the blocking
-// MPI_Allreduce. Measured on the 2-core Xeon, 2 ranks, shared memory, all else equal: 1-16 MiB
-// at 0.42-0.59x the blocking call's speed with the binomial tree, 0.97-1.15x with the ring (see
-// docs/scaling.md). The ring takes 2(N-1) steps at any size, so at many ranks small all-reduces
-// pay more latency than in a tree; 'rabenseifner' measured the same at 2 and 4 ranks. Set through
-// the environment before MPI_Init, where Open MPI reads it; a value already there (mpirun --mca,
-// OMPI_MCA_...) wins, while one in an MCA parameter file loses to the environment, so it must be
-// given in one of those two ways. Returns what was chosen.
+// MPI_Allreduce (docs/scaling.md, "Figures behind the defaults"). Set through the environment
+// before MPI_Init, where Open MPI reads it; a value already there (mpirun --mca, OMPI_MCA_...)
+// wins, while one in an MCA parameter file loses to the environment, so it must be given in one of
+// those two ways. Returns what was chosen.
 std::string choose_collective_algorithms() {
 #if defined(OPEN_MPI) && OPEN_MPI
   constexpr const char* kVariable = "OMPI_MCA_coll_libnbc_iallreduce_algorithm";

@@ -22,6 +22,7 @@
 #include "common/atomic_file.h"
 #include "preprocess/shard_format.h"
 #include "trainer/checkpoint/checkpoint.h"
+#include "trainer/checkpoint/checkpoint_vocabulary.h"
 
 namespace nmt::exporting {
 namespace {
@@ -158,26 +159,6 @@ fs::path make_sibling_dir(const fs::path& base, const char* tag) {
   return pattern;
 }
 
-preprocess::Vocabulary export_vocabulary(const std::string& checkpoint,
-                                         const checkpoint::TrainingState& state,
-                                         const model::ModelConfig& config,
-                                         const Ct2ExportOptions& options) {
-  if (options.spm_model.empty() && state.vocab_model.empty())
-    throw std::invalid_argument(fmt::format(
-        "{} carries no SentencePiece model (written before checkpoints did): pass --spm-model "
-        "with the spm.model of its data folder",
-        checkpoint));
-  auto vocab = options.spm_model.empty()
-                   ? preprocess::Vocabulary::from_serialized(state.vocab_model, checkpoint)
-                   : preprocess::Vocabulary::load(options.spm_model);
-  const auto name = options.spm_model.empty() ? checkpoint : options.spm_model;
-  checkpoint::check_vocabulary(checkpoint, state, vocab.sha256(), name);
-  if (vocab.size() != config.vocab_size)
-    throw std::invalid_argument(fmt::format("{} has {} pieces but {} has model.vocab_size {}", name,
-                                            vocab.size(), checkpoint, config.vocab_size));
-  return vocab;
-}
-
 // The pieces in id order, refused when two are equal (CTranslate2 maps tokens to ids by text).
 nlohmann::json vocabulary_json(const preprocess::Vocabulary& vocab) {
   auto pieces = nlohmann::json::array();
@@ -260,7 +241,8 @@ Ct2ExportSummary export_ctranslate2(const std::string& checkpoint, const std::st
   torch::NoGradGuard no_grad;
   model::Transformer model(config.model);
   const auto state = checkpoint::load_checkpoint(checkpoint, *model, nullptr, config);
-  const auto vocab = export_vocabulary(checkpoint, state, config.model, options);
+  const auto vocab =
+      checkpoint::checkpoint_vocabulary(checkpoint, state, config, {options.spm_model, {}});
   const auto variables = ctranslate2_variables(*model, checkpoint);
   const auto pieces = vocabulary_json(vocab).dump(1) + "\n";
 

@@ -25,8 +25,10 @@ inline constexpr const char* kCt2SpecName = "TransformerSpec";
 inline constexpr std::uint32_t kCt2SpecRevision = 7;
 
 struct Ct2ExportOptions {
-  std::string spm_model;  // SentencePiece model for a checkpoint that carries none ("": refuse)
-  bool force = false;     // replace an existing non-empty output directory
+  // The SentencePiece model to export ("": the checkpoint's own, else its data folder's;
+  // trainer/checkpoint/checkpoint_vocabulary.h).
+  std::string spm_model;
+  bool force = false;  // replace an existing non-empty output directory
 };
 
 struct Ct2ExportSummary {

@@ -37,8 +37,8 @@ int available_cpus();
 
 // Gives a CPU process `threads` threads (0: available_cpus()) without the two pools fighting:
 // LibTorch's intra-op pool (OpenMP) and OpenBLAS's pthreads each spin-wait on every core they own,
-// so with both at N threads on N cores, training ran 25% slower than with matrix products on N BLAS
-// threads and element-wise kernels on one (measured on this project's 2-core machines).
+// so matrix products get N BLAS threads and element-wise kernels one, which trains faster than
+// both pools at N (docs/scaling.md, "Figures behind the defaults").
 void configure_cpu_threads(int threads);
 
 // Logs the backend; warns when it is the reference BLAS. Returns the detected backend.

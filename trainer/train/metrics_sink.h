@@ -1,28 +1,17 @@
 #pragma once
-// Where training metrics go (loss, lr, grad norm, tokens/s, ms/step, validation figures). The
-// trainer writes to the MetricsSink interface; the JSONL file in the run directory is one sink,
-// the experiment tracker's client another.
+// The trainer's metrics sinks (common/metrics_sink.h has the interface): the run directory's
+// metrics.jsonl and a fan-out to several sinks; the tracker's client is another
+// (tracking/run_tracking.h).
 
 #include <cstdint>
 #include <memory>
-#include <optional>
 #include <string>
 #include <vector>
 
 #include "common/append_file.h"
+#include "common/metrics_sink.h"
 
 namespace nmt::train {
-
-class MetricsSink {
- public:
-  virtual ~MetricsSink() = default;
-  virtual void log(const std::string& key, std::int64_t step, double value) = 0;
-  // Called once per update, after its metrics: where they are written out.
-  virtual void flush() {}
-  // Why this sink cannot record what it was given (empty while it can): the trainer then stops
-  // with a checkpoint rather than train on without a record.
-  virtual std::string failure() const { return {}; }
-};
 
 // One JSON object a line: {"step": 100, "key": "train/loss", "value": 5.2, "time": 1700000000.1}
 // Appends, so a resumed run continues the same file (trim_metrics_log first). Lines are written
@@ -55,17 +44,9 @@ class FanoutMetricsSink : public MetricsSink {
   std::vector<std::shared_ptr<MetricsSink>> sinks_;
 };
 
-// One line of metrics.jsonl as read back.
-struct MetricRecord {
-  std::string key;
-  std::int64_t step = 0;
-  std::optional<double> value;  // null: a non-finite value
-  double time = 0.0;            // Unix seconds when it was logged
-};
-
 // Makes the metrics file of a run resumed from the checkpoint of step `resume_step` hold one line
 // per (key, step) for steps up to it and nothing after (the resumed run logs those steps again):
-// drops later lines, earlier duplicates of a (key, step) (files of older builds), and a torn or
+// drops later lines, earlier duplicates of a (key, step), and a torn or
 // unreadable line (with a warning naming its line number), rewriting the file atomically when
 // anything is dropped. Returns the lines kept, in file order. A missing file (or a link to nothing,
 // the file to be created through it) is empty; one that is

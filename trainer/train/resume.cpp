@@ -33,7 +33,7 @@ void Resume::restore(torch::nn::Module& model, torch::optim::Adam& optimizer,
         path_, state.run_uid, run_dir_, run_uid));
   }
   state.vocab_sha256 = vocab_sha256;
-  state.vocab_model = std::move(vocab_model);  // also into checkpoints of older files' runs
+  state.vocab_model = std::move(vocab_model);  // also where the resumed file carries none
   if (!run_uid.empty()) state.run_uid = run_uid;
   batches.seek({state.epoch, state.batch_in_epoch});
   if (comm.is_root()) {

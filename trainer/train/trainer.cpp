@@ -11,6 +11,7 @@
 
 #include "common/atomic_file.h"
 #include "common/progress.h"
+#include "common/run_layout.h"
 #include "preprocess/vocabulary.h"
 #include "trainer/model/transformer.h"
 #include "trainer/optim/fused_adam.h"
@@ -182,7 +183,7 @@ bool Trainer::Impl::validate_and_keep_best() {
   const bool best = schedule->record_validation(record, v.nll);
   state.best_valid_nll = record.best_nll;
   state.validations_without_improvement = record.without_improvement;
-  if (best) save((fs::path(run_dir) / "checkpoints" / "best.h5").string());
+  if (best) save(run_layout::best_checkpoint_path(run_dir));
   return best;
 }
 
@@ -206,7 +207,7 @@ void Trainer::Impl::log_validation_bleu() {
 }
 
 void Trainer::Impl::save_step_checkpoint() {
-  save(checkpoint::checkpoint_path(run_dir, state.step));
+  save(run_layout::checkpoint_path(run_dir, state.step));
   if (comm.is_root()) checkpoint::prune_checkpoints(run_dir, config.checkpoint.keep_last);
   schedule->saved();
 }
@@ -351,7 +352,7 @@ TrainResult Trainer::run(bool resume) {
                                 m.device, m.precision, m.after_backward);
   if (m.comm.is_root()) {
     fs::create_directories(m.run_dir);
-    write_file_atomically((fs::path(m.run_dir) / "config.yaml").string(), to_yaml(m.config));
+    write_file_atomically(run_layout::config_path(m.run_dir), to_yaml(m.config));
   }
   if (m.on_start) m.on_start(m.config);
   TrainResult result;

@@ -1,6 +1,6 @@
 #pragma once
 // What a training run directory recorded of its run, read for `nmt-tracker sync`
-// (tracker/cli/commands.h): the registration the trainer would have sent (run.json's uid,
+// (tracking/run_dir_sync.h): the registration the trainer would have sent (run.json's uid,
 // attempt and name; config.yaml's text, tracker section and params), the client's spool files,
 // the files the tools register as artifacts, and how far the checkpoints got.
 //
@@ -17,13 +17,13 @@
 
 #include "tracker/api/wire_types.h"
 
-namespace nmt::tracker::cli {
+namespace nmt::tracking {
 
 struct RunDirRecord {
-  std::string dir;                       // as given
-  api::RunRegistration registration;     // uid, attempt, experiment, name, config, params...
-  std::int64_t max_steps = 0;            // the config's train.max_steps
-  std::vector<std::string> spool_files;  // tracker-spool-rank*.jsonl, by rank
+  std::string dir;                             // as given
+  tracker::api::RunRegistration registration;  // uid, attempt, experiment, name, config, params...
+  std::int64_t max_steps = 0;                  // the config's train.max_steps
+  std::vector<std::string> spool_files;        // tracker-spool-rank*.jsonl, by rank
   std::optional<std::int64_t> last_checkpoint_step;  // the newest checkpoints/step-N.h5
   // Entries of the directory that could not be read ("PATH: a loop of symbolic links"): the
   // rest is synced, and the directory is reported as not fully synced.
@@ -35,12 +35,12 @@ RunDirRecord read_run_dir(const std::string& dir);
 
 // The artifacts present in `dir`, in a fixed order (kind, then path); entries that could not be
 // read are added to `problems` as RunDirRecord's are.
-std::vector<api::ArtifactRecord> run_dir_artifacts(const std::string& dir,
-                                                   std::vector<std::string>& problems);
+std::vector<tracker::api::ArtifactRecord> run_dir_artifacts(const std::string& dir,
+                                                            std::vector<std::string>& problems);
 
 // The status of a run that never reported one: "finished" when its newest checkpoint reached
 // train.max_steps, else "crashed" (it ended without a report; `nmt-tracker set-status` corrects
 // one that stopped on train.max_minutes or early stopping).
 std::string status_from_run_dir(const RunDirRecord& record);
 
-}  // namespace nmt::tracker::cli
+}  // namespace nmt::tracking

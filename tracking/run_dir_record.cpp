@@ -1,4 +1,4 @@
-#include "tracker/cli/run_dir_record.h"
+#include "tracking/run_dir_record.h"
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
@@ -6,17 +6,20 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
-#include <regex>
 #include <sstream>
 #include <stdexcept>
 
 #include "common/checked_paths.h"
+#include "common/run_layout.h"
 #include "tracker/api/limits.h"
 #include "tracking/run_identity.h"
 #include "tracking/run_tracking.h"
 #include "trainer/config/train_config.h"
 
-namespace nmt::tracker::cli {
+namespace nmt::tracking {
+
+namespace api = tracker::api;
+
 namespace {
 
 namespace fs = std::filesystem;
@@ -28,18 +31,6 @@ std::string read_text(const fs::path& path, std::uint64_t max_bytes = 16u << 20)
 
 std::string absolute_path(const fs::path& path) {
   return fs::absolute(path).lexically_normal().string();
-}
-
-// `name` matched against "PREFIX<digits>SUFFIX": the digits, else nullopt (also for digits past
-// int64).
-std::optional<std::int64_t> number_in(const std::string& name, const std::regex& pattern) {
-  std::smatch match;
-  if (!std::regex_match(name, match, pattern)) return std::nullopt;
-  try {
-    return std::stoll(match[1].str());
-  } catch (const std::out_of_range&) {
-    return std::nullopt;  // digits past int64: no file the tools write
-  }
 }
 
 // "PATH: what it is" for an entry that cannot be read as a file.
@@ -94,13 +85,13 @@ std::optional<std::string> report_text(const fs::path& path) {
 RunDirRecord read_run_dir(const std::string& dir) {
   RunDirRecord record;
   record.dir = dir;
-  const auto identity = train::read_run_identity(dir);
+  const auto identity = read_run_identity(dir);
   if (!identity) {
     throw std::runtime_error(fmt::format(
         "{}: no {} there: not a training run directory (nmt-train writes it at the start)",
-        (fs::path(dir) / train::kRunIdentityFile).string(), train::kRunIdentityFile));
+        run_layout::identity_path(dir), run_layout::kIdentityFile));
   }
-  const fs::path config_path = fs::path(dir) / "config.yaml";
+  const fs::path config_path = run_layout::config_path(dir);
   if (!fs::is_regular_file(config_path)) {
     throw std::runtime_error(
         fmt::format("{}: missing: the run's resolved config, which nmt-train writes at the start",
@@ -109,23 +100,21 @@ RunDirRecord read_run_dir(const std::string& dir) {
   const std::string yaml = read_text(config_path);
   const RunConfig config = load_run_config(config_path.string());
   // What nmt-train registers (tracking/run_tracking.h), with run.json's hosts and provenance.
-  record.registration = train::run_registration(config, yaml, dir, *identity,
-                                                config.model.expected_parameter_count());
+  record.registration =
+      run_registration(config, yaml, dir, *identity, config.model.expected_parameter_count());
   record.max_steps = config.train.max_steps;
 
-  const std::regex spool(R"(tracker-spool-rank(\d+)\.jsonl)");
   std::vector<std::pair<std::int64_t, std::string>> spools;
   for (const auto& path : sorted_entries(dir, record.problems)) {
-    if (auto rank = number_in(path.filename().string(), spool)) {
+    if (auto rank = run_layout::spool_rank(path.filename().string())) {
       spools.emplace_back(*rank, path.string());
     }
   }
   std::sort(spools.begin(), spools.end());
   for (auto& [rank, path] : spools) record.spool_files.push_back(path);
 
-  const std::regex step(R"(step-(\d+)\.h5)");
-  for (const auto& path : sorted_entries(fs::path(dir) / "checkpoints", record.problems)) {
-    if (auto n = number_in(path.filename().string(), step)) {
+  for (const auto& path : sorted_entries(run_layout::checkpoints_folder(dir), record.problems)) {
+    if (auto n = run_layout::checkpoint_step(path.filename().string())) {
       record.last_checkpoint_step = std::max(record.last_checkpoint_step.value_or(*n), *n);
     }
   }
@@ -135,25 +124,22 @@ RunDirRecord read_run_dir(const std::string& dir) {
 std::vector<api::ArtifactRecord> run_dir_artifacts(const std::string& dir,
                                                    std::vector<std::string>& problems) {
   std::vector<api::ArtifactRecord> found;
-  const std::regex step(R"(step-(\d+)\.h5)");
-  const fs::path checkpoints = fs::path(dir) / "checkpoints";
-  for (const auto& path : sorted_entries(checkpoints, problems)) {
+  for (const auto& path : sorted_entries(run_layout::checkpoints_folder(dir), problems)) {
     const std::string name = path.filename().string();
-    if (auto n = number_in(name, step)) {
+    if (auto n = run_layout::checkpoint_step(name)) {
       found.push_back({"checkpoint", absolute_path(path), *n, std::nullopt});
-    } else if (name == "best.h5") {
+    } else if (run_layout::is_best_checkpoint(name)) {
       found.push_back({"best", absolute_path(path), std::nullopt, std::nullopt});
     }
   }
-  const std::regex averaged(R"(averaged.*\.h5)");
   for (const auto& path : sorted_entries(dir, problems)) {
-    if (std::regex_match(path.filename().string(), averaged)) {
+    if (run_layout::is_averaged_checkpoint(path.filename().string())) {
       found.push_back({"averaged", absolute_path(path), std::nullopt, std::nullopt});
     }
   }
-  for (const fs::path& folder : {fs::path(dir), fs::path(dir) / "analysis"}) {
-    for (const auto& [file, kind] :
-         {std::pair{"analysis.md", "analysis"}, std::pair{"analysis.svg", "analysis_chart"}}) {
+  for (const fs::path& folder : {fs::path(dir), fs::path(dir) / run_layout::kAnalysisFolder}) {
+    for (const auto& [file, kind] : {std::pair{run_layout::kAnalysisReportFile, "analysis"},
+                                     std::pair{run_layout::kAnalysisChartFile, "analysis_chart"}}) {
       const fs::path path = folder / file;
       if (nothing_at(path.string())) continue;
       if (path_kind(path.string()) != PathKind::kRegular) {
@@ -167,7 +153,8 @@ std::vector<api::ArtifactRecord> run_dir_artifacts(const std::string& dir,
         problems.push_back(e.what());
         continue;
       }
-      if (!text && std::string(file) == "analysis.md") continue;  // an empty report says nothing
+      // An empty report says nothing.
+      if (!text && std::string(file) == run_layout::kAnalysisReportFile) continue;
       api::ArtifactRecord record{kind, absolute_path(path), std::nullopt, std::nullopt};
       record.content = std::move(text);
       found.push_back(std::move(record));
@@ -185,4 +172,4 @@ std::string status_from_run_dir(const RunDirRecord& record) {
   return reached_end ? "finished" : "crashed";
 }
 
-}  // namespace nmt::tracker::cli
+}  // namespace nmt::tracking

@@ -1,8 +1,10 @@
+#include "tracking/run_dir_sync.h"
+
 // nmt-tracker sync: uploads training runs that never reached a daemon (trained without a tracker,
 // or while it was down or unreachable), as `wandb sync` does: each run directory's registration
 // (run.json, config.yaml), whatever the trainer's client spooled and never delivered
 // (tracker-spool-rank*.jsonl: metrics, evals, artifacts, statuses), every point of metrics.jsonl,
-// the artifacts present (tracker/cli/run_dir_record.h), and a final status.
+// the artifacts present (tracking/run_dir_record.h), and a final status.
 //
 // Idempotent: registration replays by uid and attempt, metric batches are keyed by (run, rank,
 // sequence) and points by (run, key, step), and the daemon keeps an eval or artifact sent again
@@ -27,14 +29,23 @@
 #include "common/metrics_log.h"
 #include "common/mix64.h"
 #include "common/progress.h"
+#include "common/run_layout.h"
 #include "tracker/api/wire_json.h"
-#include "tracker/cli/commands.h"
-#include "tracker/cli/run_dir_record.h"
 #include "tracker/client/run_upload.h"
 #include "tracker/client/spool.h"
 #include "tracker/client/tracker_reader.h"
+#include "tracking/run_dir_record.h"
 
-namespace nmt::tracker::cli {
+namespace nmt::tracking {
+
+using tracker::RunUploader;
+using tracker::Spool;
+using tracker::SpoolEntry;
+using tracker::TrackerError;
+using tracker::TrackerReader;
+using tracker::TrackerUnreachable;
+namespace api = tracker::api;
+
 namespace {
 
 namespace fs = std::filesystem;
@@ -184,7 +195,7 @@ SyncCounts sync_run_dir(TrackerReader& reader, RunUploader& uploader, const RunD
                *record.registration.uid, created.attempt);
   SyncCounts counts;
   const auto statuses = send_spools(uploader, run_id, record, counts);
-  const fs::path metrics = fs::path(record.dir) / "metrics.jsonl";
+  const fs::path metrics = run_layout::metrics_path(record.dir);
   if (!nothing_at(metrics.string())) {
     send_metrics_log(uploader, run_id, metrics.string(), args.batch_lines, counts);
   }
@@ -252,4 +263,4 @@ int sync_runs(TrackerReader& reader, RunUploader& uploader, const SyncArgs& args
   return failures > 0 ? 1 : 0;
 }
 
-}  // namespace nmt::tracker::cli
+}  // namespace nmt::tracking
