@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
+#include "common/json_fields.h"
 #include "common/run_layout.h"
 
 namespace nmt {
@@ -43,9 +44,16 @@ std::string describe_holder(int fd) {
     text.resize(n > 0 ? static_cast<std::size_t>(n) : 0);
     const auto holder = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
     if (holder.is_object()) {
-      return fmt::format("{} (pid {} on host {}, since {})", holder.value("tool", "?"),
-                         holder.value("pid", 0), holder.value("host", "?"),
-                         holder.value("since", "?"));
+      try {
+        const Fields fields(holder);
+        return fmt::format("{} (pid {} on host {}, since {})",
+                           fields.optional_text("tool").value_or("?"),
+                           fields.optional_integer("pid").value_or(0),
+                           fields.optional_text("host").value_or("?"),
+                           fields.optional_text("since").value_or("?"));
+      } catch (const FieldError& e) {
+        return fmt::format("a process whose record is malformed ({})", e.what());
+      }
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }

@@ -38,7 +38,7 @@ void read_spool(const std::string& path) {
       if (entry.kind == "evals") (void)api::parse<api::EvalRecord>(body);
       if (entry.kind == "artifacts") (void)api::parse<api::ArtifactRecord>(body);
     } catch (const nlohmann::json::exception&) {
-    } catch (const api::FieldError&) {
+    } catch (const nmt::FieldError&) {
     }
     (void)nmt::tracker::decode_spool_entry(nmt::tracker::encode_spool_entry(entry));
   }
@@ -60,7 +60,7 @@ void read_metrics_log(const std::string& path) {
     const nlohmann::json body = request;
     try {
       (void)api::parse<api::MetricBatch>(body);
-    } catch (const api::FieldError& e) {
+    } catch (const nmt::FieldError& e) {
       nmt::fuzz::finding("metrics.jsonl lines that read make a batch the protocol refuses: " +
                          std::string(e.what()) + "\n" + body.dump());
     }

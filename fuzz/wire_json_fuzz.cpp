@@ -25,7 +25,7 @@ void read_as(const nlohmann::json& value, const char* type) {
   T out;
   try {
     out = api::parse<T>(value);
-  } catch (const api::FieldError&) {
+  } catch (const nmt::FieldError&) {
     return;
   }
   const nlohmann::json written = out;
@@ -82,7 +82,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     limits.max_elements = 1000;
     read_as_every_type(nmt::tracker::handler::parse_json_body(text, limits));
   } catch (const nmt::tracker::handler::HttpError&) {
-  } catch (const api::FieldError&) {  // a number out of range of a double, named by its field
+  } catch (const nmt::FieldError&) {  // a number out of range of a double, named by its field
   }
   // The read client's way: the whole answer parsed.
   nlohmann::json value;

@@ -9,6 +9,7 @@
 #include <stdexcept>
 
 #include "common/atomic_file.h"
+#include "common/json_fields.h"
 #include "common/progress.h"
 #include "common/sha256.h"
 
@@ -18,12 +19,21 @@ using nlohmann::json;
 
 namespace {
 
-CleaningStats cleaning_from_json(const json& j) {
+// `path` is where `j` sits in manifest.json, for the errors.
+std::map<std::string, std::int64_t> counts_from_json(const json& j, const std::string& path) {
+  const Fields fields = object_fields(j, path);
+  std::map<std::string, std::int64_t> counts;
+  for (const auto& item : j.items()) counts[item.key()] = fields.count(item.key().c_str());
+  return counts;
+}
+
+CleaningStats cleaning_from_json(const json& j, const std::string& path) {
+  const Fields fields = object_fields(j, path);
   CleaningStats stats;
-  stats.read = j.at("read").get<std::int64_t>();
-  stats.kept = j.at("kept").get<std::int64_t>();
-  stats.dropped = j.at("dropped").get<std::map<std::string, std::int64_t>>();
-  stats.repaired = j.at("repaired").get<std::map<std::string, std::int64_t>>();
+  stats.read = fields.count("read");
+  stats.kept = fields.count("kept");
+  stats.dropped = counts_from_json(fields.object("dropped"), fields.path("dropped"));
+  stats.repaired = counts_from_json(fields.object("repaired"), fields.path("repaired"));
   return stats;
 }
 
@@ -44,26 +54,31 @@ json split_to_json(const SplitManifest& split) {
 }
 
 // A file the manifest names: a plain name of a file beside it, never a path that leaves the folder.
-std::string file_name(const json& j, const char* field) {
-  std::string name = j.at("file").get<std::string>();
-  if (name.empty() || name == "." || name == ".." || name.find('/') != std::string::npos ||
+std::string file_name(const Fields& fields) {
+  std::string name = fields.text("file");
+  if (name == "." || name == ".." || name.find('/') != std::string::npos ||
       name.find('\0') != std::string::npos) {
-    throw std::runtime_error(
-        fmt::format("{} file '{}' is not the name of a file in the output folder", field, name));
+    bad_field(fields.path("file"), fmt::format("'{}' is not the name of a file in the output folder",
+                                               name));
   }
   return name;
 }
 
 SplitManifest split_from_json(const std::string& name, const json& j) {
+  const std::string path = "splits." + name;
+  const Fields fields = object_fields(j, path);
   SplitManifest split;
   split.name = name;
   split.sources = j.at("sources").get<std::vector<std::string>>();
-  split.cleaning = cleaning_from_json(j.at("cleaning"));
-  for (const auto& s : j.at("shards")) {
-    split.shards.push_back({file_name(s, "a shard's"), s.at("pairs").get<std::int64_t>(),
-                            s.at("src_tokens").get<std::int64_t>(),
-                            s.at("tgt_tokens").get<std::int64_t>(),
-                            s.at("sha256").get<std::string>(), s.value("bytes", std::int64_t{0})});
+  split.cleaning = cleaning_from_json(fields.object("cleaning"), fields.path("cleaning"));
+  const std::string shards_path = fields.path("shards");
+  std::ptrdiff_t index = 0;
+  for (const auto& s : fields.array("shards")) {
+    const Fields shard = object_fields(s, shards_path, index++);
+    split.shards.push_back({file_name(shard), shard.count("pairs"), shard.count("src_tokens"),
+                            shard.count("tgt_tokens"), shard.string("sha256"),
+                            shard.optional_integer("bytes").value_or(0)});
+    if (split.shards.back().bytes < 0) bad_field(shard.path("bytes"), "must not be negative");
   }
   return split;
 }
@@ -122,25 +137,27 @@ Manifest read_manifest(const std::string& dir) {
   if (!in) throw std::runtime_error(path + ": cannot open (is this an nmt-preprocess output?)");
   try {
     const json j = json::parse(in);
+    const Fields top = object_fields(j, "");
     Manifest m;
-    m.format_version = j.at("format_version").get<std::int64_t>();
-    if (j.at("format").get<std::string>() != kShardFormat ||
-        m.format_version != kShardFormatVersion) {
+    m.format_version = top.integer("format_version");
+    if (top.string("format") != kShardFormat || m.format_version != kShardFormatVersion) {
       throw std::runtime_error(
           fmt::format("format version {} but this build reads {}; re-run "
                       "nmt-preprocess",
                       m.format_version, kShardFormatVersion));
     }
-    const auto& vocab = j.at("vocab");
-    m.vocab_file = file_name(vocab, "the vocabulary's");
-    m.vocab_sha256 = vocab.at("sha256").get<std::string>();
-    m.vocab_size = vocab.at("size").get<std::int64_t>();
-    m.vocab_type = vocab.at("type").get<std::string>();
-    for (const auto& [name, split] : j.at("splits").items())
+    const Fields vocab = object_fields(top.object("vocab"), "vocab");
+    m.vocab_file = file_name(vocab);
+    m.vocab_sha256 = vocab.string("sha256");
+    m.vocab_size = vocab.count("size");
+    m.vocab_type = vocab.string("type");
+    for (const auto& [name, split] : top.object("splits").items())
       m.splits.push_back(split_from_json(name, split));
     m.config = j.value("config", "");
     return m;
   } catch (const json::exception& e) {
+    throw std::runtime_error(path + ": malformed manifest: " + e.what());
+  } catch (const FieldError& e) {
     throw std::runtime_error(path + ": malformed manifest: " + e.what());
   } catch (const std::runtime_error& e) {
     throw std::runtime_error(path + ": " + e.what());

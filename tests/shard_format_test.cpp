@@ -8,6 +8,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 
 #include "common/hdf5_file.h"
 #include "test_utils.h"
@@ -234,6 +235,40 @@ TEST(ShardFormat, MissingOrMalformedManifest) {
                         "cannot open");
   testing::write_text(dir.file("manifest.json"), "{\"format\": \"nmt-shard\"");
   NMT_EXPECT_THROW_WITH(read_manifest(dir.path().string()), std::runtime_error, "malformed");
+}
+
+// A number the manifest holds where it wants an integer of a range is refused by its field's path,
+// never converted: 8.9e40 into an int64 is undefined behaviour, 2.5 would read as 2.
+TEST(ShardFormat, ManifestNumbersOutOfTheirFieldsRangeAreRefusedByPath) {
+  TempDir dir;
+  write_dataset(dir.path().string());
+  const std::string path = dir.file("manifest.json");
+  std::ifstream in(path);
+  const nlohmann::json original = nlohmann::json::parse(in);
+  ASSERT_NO_THROW(read_manifest(dir.path().string()));
+  const struct {
+    const char* pointer;
+    nlohmann::json value;
+    const char* field;
+    const char* problem;
+  } cases[] = {
+      {"/splits/train/shards/1/pairs", 8.88889e40, "splits.train.shards[1].pairs", "integer"},
+      {"/splits/train/shards/0/src_tokens", 2.5, "splits.train.shards[0].src_tokens", "integer"},
+      {"/splits/train/shards/2/bytes", -7, "splits.train.shards[2].bytes", "negative"},
+      {"/splits/train/cleaning/dropped/empty", 1e300, "splits.train.cleaning.dropped.empty",
+       "integer"},
+      {"/splits/train/cleaning/read", -1, "splits.train.cleaning.read", "negative"},
+      {"/vocab/size", "50", "vocab.size", "integer"},
+      {"/format_version", 1e30, "format_version", "integer"},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.pointer);
+    nlohmann::json changed = original;
+    changed[nlohmann::json::json_pointer(c.pointer)] = c.value;
+    testing::write_text(path, changed.dump());
+    NMT_EXPECT_THROW_WITH(read_manifest(dir.path().string()), std::runtime_error, "manifest.json",
+                          c.field, c.problem);
+  }
 }
 
 }  // namespace

@@ -365,6 +365,13 @@ TEST(RunIdentity, FreshRunsDrawAUidAndResumesCountAttempts) {
   } catch (const std::runtime_error& e) {
     EXPECT_NE(std::string(e.what()).find("run.json"), std::string::npos) << e.what();
   }
+  // An attempt past an int's range (2^32 + 1 would wrap to 1) or not an integer at all.
+  for (const char* attempt : {"4294967297", "1e40", "2.5"}) {
+    std::ofstream(run + "/run.json") << "{\"uid\": \"" << first.uid << "\", \"attempt\": " << attempt
+                                     << "}";
+    NMT_EXPECT_THROW_WITH(tracking::read_run_identity(run), std::runtime_error, "run.json",
+                          "field 'attempt' must be");
+  }
 }
 
 // A run directory moved to another path resumes its own run: the same uid and registered name

@@ -26,6 +26,7 @@
 #include "common/checked_paths.h"
 #include "common/cli.h"
 #include "common/dir_lock.h"
+#include "common/json_fields.h"
 #include "common/metrics_log.h"
 #include "common/mix64.h"
 #include "common/progress.h"
@@ -114,13 +115,14 @@ std::vector<api::StatusUpdate> send_spools(RunUploader& uploader, std::int64_t r
       const std::string what = fmt::format("{}: entry {} ({})", path, index, entry.kind);
       send_or_skip(what, counts, [&] {
         const auto answer = uploader.send_spooled(run_id, entry);
+        const Fields fields = object_fields(answer, "answer");
         if (entry.kind == "metrics") {
           counts.points_sent += static_cast<std::int64_t>(entry.points);
-          counts.points_stored += answer.value("stored", std::int64_t{0});
+          counts.points_stored += fields.optional_integer("stored").value_or(0);
         } else if (entry.kind == "evals") {
-          counts.evals.insert(answer.at("eval_id").get<std::int64_t>());
+          counts.evals.insert(fields.integer("eval_id"));
         } else {
-          counts.artifacts.insert(answer.at("artifact_id").get<std::int64_t>());
+          counts.artifacts.insert(fields.integer("artifact_id"));
         }
       });
     }

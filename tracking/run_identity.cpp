@@ -4,11 +4,13 @@
 
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
 #include "common/atomic_file.h"
 #include "common/checked_paths.h"
+#include "common/json_fields.h"
 #include "common/run_layout.h"
 #include "tracker/api/run_rules.h"
 #include "tracker/api/wire_json.h"
@@ -28,9 +30,14 @@ std::optional<RunIdentity> read_run_identity(const std::string& run_dir) {
   RunIdentity identity;
   try {
     const auto json = nlohmann::json::parse(text);
-    identity.uid = json.at("uid").get<std::string>();
-    identity.attempt = json.at("attempt").get<int>();
-    identity.world_size = json.value("world_size", 0);
+    const Fields fields = object_fields(json, "");
+    identity.uid = fields.text("uid");
+    identity.attempt = static_cast<int>(
+        fields.integer_in("attempt", 1, std::numeric_limits<int>::max()));
+    identity.world_size =
+        fields.optional_integer("world_size")
+            ? static_cast<int>(fields.integer_in("world_size", 0, std::numeric_limits<int>::max()))
+            : 0;
     identity.hosts = json.value("hosts", std::vector<std::string>{});
     identity.name = json.value("name", std::string());
     identity.run_dir = json.value("run_dir", std::string());

@@ -75,7 +75,7 @@ api::RunQuery query_of(const RunsArgs& args) {
   if (!args.sort.empty()) {
     try {
       query.sort = api::run_query_from({{"sort", args.sort}}).sort;
-    } catch (const api::FieldError& e) {
+    } catch (const nmt::FieldError& e) {
       throw nmt::UsageError(std::string("--sort: ") + e.what());
     }
   }

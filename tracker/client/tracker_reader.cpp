@@ -51,7 +51,7 @@ T TrackerReader::call(const std::string& method, const std::string& target,
         auto error = api::parse<api::ErrorAnswer>(answer);
         message = error.error;
         field = std::move(error.field);
-      } catch (const api::FieldError&) {
+      } catch (const nmt::FieldError&) {
         // Not the daemon's error shape (a proxy's page?): the raw text says more.
       }
     }
@@ -66,7 +66,7 @@ T TrackerReader::call(const std::string& method, const std::string& target,
   }
   try {
     return api::parse<T>(answer);
-  } catch (const api::FieldError& e) {
+  } catch (const nmt::FieldError& e) {
     throw TrackerError(fmt::format("nmt-trackerd at {}: {} {}: malformed answer: {}", url_, method,
                                    target, e.what()),
                        response.status, e.field());

@@ -1,7 +1,7 @@
 #pragma once
 // A failure the handler answers with its HTTP status, and the field or query parameter at fault
 // when there is one (`{"error", "field"}`, tracker/API.md). A malformed field of a body is an
-// api::FieldError instead (tracker/api/json_fields.h), answered 400 the same way.
+// nmt::FieldError instead (common/json_fields.h), answered 400 the same way.
 
 #include <stdexcept>
 #include <string>

@@ -135,7 +135,7 @@ inline void check_json_shape(std::string_view text, const JsonLimits& limits) {
 }
 
 // The body as a JSON object, or HttpError 400 (field "body") when it is malformed, too deep, too
-// large or not an object; an api::FieldError naming the field's path when a number is out of
+// large or not an object; an nmt::FieldError naming the field's path when a number is out of
 // range (1e999).
 inline nlohmann::json parse_json_body(const std::string& text, const JsonLimits& limits) {
   using nlohmann::json;
@@ -149,7 +149,7 @@ inline nlohmann::json parse_json_body(const std::string& text, const JsonLimits&
     // The parser's own message names the number but not where it is.
     detail::FieldLocator locator;
     json::sax_parse(text, &locator);
-    api::bad_field(
+    nmt::bad_field(
         locator.path(),
         fmt::format("holds the number {}, out of range of a double (at most about 1.8e308)",
                     locator.token()));

@@ -141,7 +141,7 @@ Response RequestHandler::handle(const Request& request) {
     return route(request);
   } catch (const HttpError& e) {
     return error_response(e.status(), e.what(), e.field());
-  } catch (const api::FieldError& e) {
+  } catch (const nmt::FieldError& e) {
     return error_response(400, e.what(), e.field());
   } catch (const NotFound& e) {
     return error_response(404, e.what());

@@ -23,7 +23,7 @@ api::SeriesList read_series(RunStore& store, const api::SeriesQuery& query,
     count += wanted.back().second.size();
   }
   if (count > api::kMaxSeriesPerRequest) {
-    api::bad_field("keys", fmt::format("selects {} series of {} runs, over the limit of {} series "
+    nmt::bad_field("keys", fmt::format("selects {} series of {} runs, over the limit of {} series "
                                        "per request: ask for fewer keys or runs",
                                        count, query.runs.size(), api::kMaxSeriesPerRequest));
   }
