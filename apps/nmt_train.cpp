@@ -30,12 +30,12 @@
 #include "tracker/client/daemon_address.h"
 #include "tracking/run_identity.h"
 #include "tracking/run_tracking.h"
+#include "tracking/tracked_training.h"
 #include "trainer/checkpoint/checkpoint.h"
 #include "trainer/dist/mpi_context.h"
 #include "trainer/model/transformer.h"
 #include "trainer/runtime/blas_backend.h"
 #include "trainer/runtime/device_assignment.h"
-#include "trainer/runtime/run_environment.h"
 #include "trainer/train/trainer.h"
 
 namespace {
@@ -75,10 +75,9 @@ std::string default_run_dir() {
   return std::string("runs/train-") + stamp;
 }
 
-// Provenance is read here, in main's file: nothing below main reads the environment. `trainer`
-// is set up (its device and precision chosen).
-nmt::tracking::RunProvenance provenance(const nmt::dist::Communicator& world, const Options& o,
-                                        const nmt::train::Trainer& trainer) {
+// Provenance is read here, in main's file: nothing below main reads the environment. The run's
+// start adds the rest (precision reason, the device's environment: tracked_training.h).
+nmt::tracking::RunProvenance provenance(const nmt::dist::Communicator& world, const Options& o) {
   nmt::tracking::RunProvenance p;
   char host[256] = {0};
   if (gethostname(host, sizeof host - 1) == 0) p.host = host;
@@ -87,8 +86,6 @@ nmt::tracking::RunProvenance provenance(const nmt::dist::Communicator& world, co
   p.git_dirty = git.dirty;
   p.git_diff_sha256 = git.diff_sha256;
   p.command_line = o.command_line;
-  p.precision_reason = trainer.precision_reason();
-  p.environment = nmt::runtime::environment_provenance(trainer.device());
   p.world_size = world.size();
   p.hosts = world.hosts();
   const auto env = nmt::environment_text;
@@ -152,7 +149,7 @@ int train(nmt::RunConfig config, const Options& o, const nmt::dist::Communicator
   nmt::checkpoint::refuse_fresh_start_over_checkpoints(run_dir, o.resume);
   // Rank 0 alone writes metrics and talks to the tracker; the others' sink discards.
   auto sink = std::make_shared<nmt::train::FanoutMetricsSink>();
-  std::shared_ptr<nmt::tracker::TrackerClient> tracker;
+  std::shared_ptr<nmt::tracking::TrackedTraining> tracked;
   nmt::train::Trainer trainer(config, run_dir, sink, world);
   trainer.set_launcher(nmt::runtime::read_launcher_variables(nmt::process_environment));
   if (world.is_root()) {
@@ -169,43 +166,19 @@ int train(nmt::RunConfig config, const Options& o, const nmt::dist::Communicator
     identity.hosts = world.hosts();
     nmt::tracking::write_run_identity(run_dir, identity);
     trainer.set_run_uid(identity.uid);
-    // Once the trainer is set up (device and precision chosen): the attempt's provenance goes into
-    // run.json, where nmt-tracker sync finds it for a run that never reached a daemon, and a
-    // tracked run is registered with the resolved config (precision, update size). The daemon's
-    // files (port, token, CA) are read then too, so that a failure ends the job as a failure in
-    // training does.
-    const nmt::tracker::GetEnv environment = nmt::process_environment;
-    const auto sources = nmt::tracking::daemon_sources(o.tracker, config.tracker);
-    const bool tracked = nmt::tracker::names_daemon(sources, environment);
-    trainer.set_on_start([&, identity, sources, environment, tracked,
-                          recorded = std::move(recorded)](const nmt::RunConfig& resolved) {
-      const auto origin = provenance(world, o, trainer);
-      auto stamped = identity;
-      stamped.provenance = nmt::tracking::provenance_params(origin, resolved);
-      nmt::tracking::write_run_identity(run_dir, stamped);
-      if (!tracked) return;
-      tracker = nmt::tracking::connect_tracker(
-          resolved, run_dir, resolved.model.expected_parameter_count(), origin, stamped,
-          nmt::tracker::resolve_daemon(sources, environment).value());
-      // What earlier attempts recorded, sent again: the daemon keeps one point per key and
-      // step, so whatever a killed attempt still held in memory arrives now.
-      nmt::tracking::resend_recorded_metrics(*tracker, recorded);
-      sink->add(std::make_shared<nmt::tracking::TrackerMetricsSink>(tracker));
-      // A hung or lost peer aborts the job from here: the tracked run ends failed, not running.
-      nmt::dist::Communicator::set_abort_hook([weak = std::weak_ptr(tracker)](const auto&) {
-        if (auto client = weak.lock()) {
-          client->set_status(nmt::tracker::RunStatus::kFailed);
-          client->flush(std::chrono::seconds(3));
-        }
-      });
-    });
-    // Each checkpoint written is an artifact of the tracked run (best.h5 of kind "best").
-    trainer.set_on_checkpoint([&tracker](const std::string& path, std::int64_t step) {
-      if (!tracker) return;
-      const auto file = std::filesystem::absolute(path).lexically_normal();
-      const bool best = nmt::run_layout::is_best_checkpoint(file.filename().string());
-      tracker->log_artifact({best ? "best" : "checkpoint", file.string(), step, std::nullopt});
-    });
+    tracked =
+        std::make_shared<nmt::tracking::TrackedTraining>(nmt::tracking::TrackedTraining::Settings{
+            run_dir, identity, provenance(world, o),
+            nmt::tracking::daemon_sources(o.tracker, config.tracker), nmt::process_environment,
+            std::move(recorded)});
+    trainer.add_observer(tracked);
+    sink->add(tracked);
+    // A hung or lost peer aborts the job from the watchdog: the tracked run ends failed, not
+    // running.
+    nmt::dist::Communicator::set_abort_hook(
+        [weak = std::weak_ptr(tracked)](const std::string& why) {
+          if (auto observer = weak.lock()) observer->on_failure(why);
+        });
   }
   // From here SIGTERM/SIGINT/SIGUSR1 stop at the next update boundary, with a checkpoint.
   nmt::StopSignals signals;
@@ -214,26 +187,15 @@ int train(nmt::RunConfig config, const Options& o, const nmt::dist::Communicator
   try {
     result = trainer.run(o.resume);
   } catch (const std::exception& e) {
-    if (tracker) tracker->set_status(nmt::tracker::RunStatus::kFailed);
-    // The other ranks may be inside a collective: end them all rather than leave them waiting.
+    // The tracked run is marked failed by now (the trainer told its observers). The other ranks
+    // may be inside a collective: end them all rather than leave them waiting.
     if (world.size() > 1) {
-      if (tracker) tracker->flush(std::chrono::seconds(5));
       nmt::dist::Communicator::abort_job(fmt::format("rank {}: {}", world.rank(), e.what()), 1);
     }
     throw;
   }
   const int code = nmt::exit_code(result.stopped);
   if (world.is_root()) sink->flush();  // lines a failed write left waiting, once more
-  if (tracker) {
-    // A job being stopped has seconds left (Slurm's KillWait): what the daemon does not take in
-    // that time stays in the run directory's spool, sent by the resumed run.
-    using nmt::tracker::RunStatus;
-    tracker->set_status(result.stopped == nmt::StopReason::kPreempted     ? RunStatus::kPreempted
-                        : result.stopped == nmt::StopReason::kInterrupted ? RunStatus::kKilled
-                        : result.stopped == nmt::StopReason::kUnrecorded  ? RunStatus::kFailed
-                                                                          : RunStatus::kFinished);
-    tracker->flush(std::chrono::seconds(result.stopped == nmt::StopReason::kNone ? 10 : 5));
-  }
   // The other ranks wait for rank 0's report: with `srun --kill-on-bad-exit`, a rank exiting 75
   // first would get rank 0 killed before the tracker knows.
   if (world.size() > 1) world.barrier();

@@ -46,11 +46,10 @@ std::string describe_holder(int fd) {
     if (holder.is_object()) {
       try {
         const Fields fields(holder);
-        return fmt::format("{} (pid {} on host {}, since {})",
-                           fields.optional_text("tool").value_or("?"),
-                           fields.optional_integer("pid").value_or(0),
-                           fields.optional_text("host").value_or("?"),
-                           fields.optional_text("since").value_or("?"));
+        return fmt::format(
+            "{} (pid {} on host {}, since {})", fields.optional_text("tool").value_or("?"),
+            fields.optional_integer("pid").value_or(0), fields.optional_text("host").value_or("?"),
+            fields.optional_text("since").value_or("?"));
       } catch (const FieldError& e) {
         return fmt::format("a process whose record is malformed ({})", e.what());
       }

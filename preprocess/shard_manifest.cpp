@@ -58,8 +58,8 @@ std::string file_name(const Fields& fields) {
   std::string name = fields.text("file");
   if (name == "." || name == ".." || name.find('/') != std::string::npos ||
       name.find('\0') != std::string::npos) {
-    bad_field(fields.path("file"), fmt::format("'{}' is not the name of a file in the output folder",
-                                               name));
+    bad_field(fields.path("file"),
+              fmt::format("'{}' is not the name of a file in the output folder", name));
   }
   return name;
 }

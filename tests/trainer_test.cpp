@@ -5,6 +5,8 @@
 
 #include <ATen/ops/cat.h>
 #include <ATen/ops/equal.h>
+#include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <torch/cuda.h>
 
 #include <cstdlib>
@@ -275,6 +277,58 @@ TEST(Trainer, TimeBudgetEndsTheRunWithItsLastCheckpoint) {
   EXPECT_EQ(full.steps, 20);
 }
 
+// Records what the trainer tells its observers, in order.
+class RecordingObserver : public train::TrainingObserver {
+ public:
+  void on_start(const train::RunStart& start) override {
+    events.push_back(fmt::format("start {}", start.config.train.max_steps));
+    start_environment = start.environment;
+    precision_reason = start.precision_reason;
+  }
+  void on_checkpoint(const std::string& path, std::int64_t step) override {
+    events.push_back(fmt::format("checkpoint {} {}", fs::path(path).filename().string(), step));
+  }
+  void on_end(const train::TrainResult& result) override {
+    events.push_back(fmt::format("end {}", result.steps));
+  }
+  void on_failure(const std::string& what) override { events.push_back("failure " + what); }
+  std::vector<std::string> events;
+  std::map<std::string, std::string> start_environment;
+  std::string precision_reason;
+};
+
+// The observers hear the start once (with the resolved config and why it trains in its precision),
+// every checkpoint written (best.h5 after each validation that improves, a step checkpoint every
+// 10 steps), and the end with the result; a run refused before it starts is a failure they hear,
+// with no start.
+TEST(Trainer, ObserversHearTheStartEachCheckpointAndTheEndOrTheFailure) {
+  TempDir dir;
+  auto config = tiny_config(write_data(dir, 32));
+  config.train.max_steps = 20;
+  config.train.validate_every = 20;
+  const std::string run = dir.file("run");
+  auto observer = std::make_shared<RecordingObserver>();
+  train::Trainer trainer(config, run, sink_in(run));
+  trainer.add_observer(observer);
+  trainer.run(false);
+  ASSERT_EQ(observer->events.size(), 5u) << fmt::format("{}", fmt::join(observer->events, "; "));
+  EXPECT_EQ(observer->events[0], "start 20");
+  EXPECT_FALSE(observer->precision_reason.empty());
+  EXPECT_EQ(observer->events[1], "checkpoint step-00000010.h5 10");
+  EXPECT_EQ(observer->events[2], "checkpoint best.h5 20");
+  EXPECT_EQ(observer->events[3], "checkpoint step-00000020.h5 20");
+  EXPECT_EQ(observer->events[4], "end 20");
+  EXPECT_EQ(observer->start_environment.at("device"), "cpu");
+
+  auto refused = std::make_shared<RecordingObserver>();
+  train::Trainer again(config, run, sink_in(run));
+  again.add_observer(refused);
+  EXPECT_THROW(again.run(false), std::runtime_error);
+  ASSERT_EQ(refused->events.size(), 1u);
+  EXPECT_EQ(refused->events[0].rfind("failure ", 0), 0u) << refused->events[0];
+  EXPECT_NE(refused->events[0].find("--resume"), std::string::npos) << refused->events[0];
+}
+
 // Keeps the learning rate the trainer logged for each step.
 class RateRecorder : public MetricsSink {
  public:
@@ -367,8 +421,8 @@ TEST(RunIdentity, FreshRunsDrawAUidAndResumesCountAttempts) {
   }
   // An attempt past an int's range (2^32 + 1 would wrap to 1) or not an integer at all.
   for (const char* attempt : {"4294967297", "1e40", "2.5"}) {
-    std::ofstream(run + "/run.json") << "{\"uid\": \"" << first.uid << "\", \"attempt\": " << attempt
-                                     << "}";
+    std::ofstream(run + "/run.json")
+        << "{\"uid\": \"" << first.uid << "\", \"attempt\": " << attempt << "}";
     NMT_EXPECT_THROW_WITH(tracking::read_run_identity(run), std::runtime_error, "run.json",
                           "field 'attempt' must be");
   }

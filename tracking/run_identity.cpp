@@ -32,8 +32,8 @@ std::optional<RunIdentity> read_run_identity(const std::string& run_dir) {
     const auto json = nlohmann::json::parse(text);
     const Fields fields = object_fields(json, "");
     identity.uid = fields.text("uid");
-    identity.attempt = static_cast<int>(
-        fields.integer_in("attempt", 1, std::numeric_limits<int>::max()));
+    identity.attempt =
+        static_cast<int>(fields.integer_in("attempt", 1, std::numeric_limits<int>::max()));
     identity.world_size =
         fields.optional_integer("world_size")
             ? static_cast<int>(fields.integer_in("world_size", 0, std::numeric_limits<int>::max()))

@@ -1,12 +1,14 @@
 #pragma once
 // Connects a training run to nmt-trackerd: registers (or resumes) the run with its resolved
-// config, typed params and provenance, and turns the client into a MetricsSink. The client never
+// config, typed params and provenance (nmt-train's observer of the training, tracked_training.h,
+// calls this when the run starts). The client never
 // blocks training (tracker/client/tracker_client.h); when the daemon is down, points wait in a
 // spool file in the run directory. Where the daemon is comes resolved (tracker::resolve_daemon,
 // called in main from the tool's flags, the config and the environment: daemon_sources below).
 //
-// The trainer knows only the MetricsSink interface (common/metrics_sink.h), so the trainer library
-// does not link the tracker client; the tools that train or evaluate link this library beside it.
+// The trainer knows only the MetricsSink and TrainingObserver interfaces (common/metrics_sink.h,
+// trainer/train/training_observer.h), so the trainer library does not link the tracker client;
+// the tools that train or evaluate link this library beside it.
 
 #include <cstdint>
 #include <map>
@@ -46,18 +48,6 @@ struct RunProvenance {
 // precision and precision.reason (the resolved config's train.precision and why), slurm.job_id,
 // slurm.array_id, then `environment`'s entries; empty texts left out.
 tracker::api::Params provenance_params(const RunProvenance& provenance, const RunConfig& config);
-
-class TrackerMetricsSink : public MetricsSink {
- public:
-  explicit TrackerMetricsSink(std::shared_ptr<tracker::TrackerClient> client)
-      : client_(std::move(client)) {}
-  void log(const std::string& key, std::int64_t step, double value) override {
-    client_->log_metric(key, step, value);
-  }
-
- private:
-  std::shared_ptr<tracker::TrackerClient> client_;
-};
 
 // The config flattened to "section.key" params (the tracker section left out), plus
 // model.parameter_count and a sweep row's reference figures as reference.ppl, reference.bleu and

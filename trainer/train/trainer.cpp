@@ -19,6 +19,7 @@
 #include "trainer/runtime/blas_backend.h"
 #include "trainer/runtime/device.h"
 #include "trainer/runtime/precision.h"
+#include "trainer/runtime/run_environment.h"
 #include "trainer/train/batch_stream.h"
 #include "trainer/train/data_parallel.h"
 #include "trainer/train/evaluation.h"
@@ -64,12 +65,12 @@ struct Trainer::Impl {
   LossWindow losses;                              // their losses (skipped updates left out)
 
   std::string unrecorded;  // why rank 0's sink cannot record; the run stops at the next update
-  std::function<StopReason()> stop_source;         // polled once per update
-  std::function<void(const RunConfig&)> on_start;  // with the resolved config, before step one
-  std::function<void(const std::string&, std::int64_t)> on_checkpoint;  // rank 0, after a save
-  Trainer::GradientHook after_backward;                                 // tests: fault injection
-  runtime::LauncherVariables launcher;  // for the choice of this rank's GPU
+  std::function<StopReason()> stop_source;  // polled once per update
+  std::vector<std::shared_ptr<TrainingObserver>> observers;
+  Trainer::GradientHook after_backward;  // tests: fault injection
+  runtime::LauncherVariables launcher;   // for the choice of this rank's GPU
 
+  TrainResult run(bool resume);
   void setup(const RunConfig* resumed);
   UpdateStats update();
   void after_update(const UpdateStats& u, double step_seconds, ProgressMeter& progress,
@@ -228,7 +229,7 @@ void Trainer::Impl::save(const std::string& path) {
   state.elapsed_seconds = schedule->elapsed_seconds();
   checkpoint::save_checkpoint(path, *model, &adam->state(), state, config);
   schedule->saved();
-  if (on_checkpoint) on_checkpoint(path, state.step);
+  for (const auto& observer : observers) observer->on_checkpoint(path, state.step);
 }
 
 // Rank 0 notices a sink that cannot record; its vote stops the run after the next update.
@@ -313,21 +314,8 @@ void Trainer::set_after_backward(GradientHook hook) {
   impl_->after_backward = std::move(hook);
 }
 
-void Trainer::set_on_start(std::function<void(const RunConfig&)> on_start) {
-  impl_->on_start = std::move(on_start);
-}
-
-void Trainer::set_on_checkpoint(
-    std::function<void(const std::string& path, std::int64_t step)> hook) {
-  impl_->on_checkpoint = std::move(hook);
-}
-
-const c10::Device& Trainer::device() const {
-  return impl_->device;
-}
-
-const std::string& Trainer::precision_reason() const {
-  return impl_->precision_reason;
+void Trainer::add_observer(std::shared_ptr<TrainingObserver> observer) {
+  impl_->observers.push_back(std::move(observer));
 }
 
 void Trainer::set_run_uid(std::string uid) {
@@ -339,7 +327,19 @@ void Trainer::set_launcher(runtime::LauncherVariables launcher) {
 }
 
 TrainResult Trainer::run(bool resume) {
-  auto& m = *impl_;
+  TrainResult result;
+  try {
+    result = impl_->run(resume);
+  } catch (const std::exception& e) {
+    for (const auto& observer : impl_->observers) observer->on_failure(e.what());
+    throw;
+  }
+  for (const auto& observer : impl_->observers) observer->on_end(result);
+  return result;
+}
+
+TrainResult Trainer::Impl::run(bool resume) {
+  auto& m = *this;
   const Resume resumed(m.run_dir, resume);
   m.setup(resumed.stored_config());
   resumed.restore(*m.model, m.adam->state(), m.config, m.state, *m.batches, m.comm);
@@ -354,7 +354,10 @@ TrainResult Trainer::run(bool resume) {
     fs::create_directories(m.run_dir);
     write_file_atomically(run_layout::config_path(m.run_dir), to_yaml(m.config));
   }
-  if (m.on_start) m.on_start(m.config);
+  if (!m.observers.empty()) {
+    const RunStart start{m.config, m.precision_reason, runtime::environment_provenance(m.device)};
+    for (const auto& observer : m.observers) observer->on_start(start);
+  }
   TrainResult result;
   for (const auto& p : m.model->parameters()) result.parameters += p.numel();
   spdlog::info("model: {} parameters on {} (malloc: {})", result.parameters,

@@ -32,24 +32,9 @@
 #include "trainer/dist/communicator.h"
 #include "trainer/runtime/device_assignment.h"
 #include "trainer/train/metrics_sink.h"
+#include "trainer/train/training_observer.h"
 
 namespace nmt::train {
-
-struct TrainResult {
-  std::int64_t steps = 0;               // the run's step count at the end
-  std::int64_t steps_this_process = 0;  // of them, the ones this process trained (after a resume)
-  std::int64_t skipped_updates = 0;     // of those, updates skipped for non-finite gradients
-  double best_valid_nll = 0.0;          // per target token
-  double last_train_loss = 0.0;         // label-smoothed, per target token: the mean over the
-                                        // last log window (the last step is always logged)
-  double seconds = 0.0;                 // training time of this process
-  double allreduce_fraction = 0.0;      // of step time spent waiting on gradient all-reduces
-  std::int64_t parameters = 0;
-  bool early_stopped = false;
-  bool out_of_time = false;  // train.max_minutes ended it (a finished run, as at max_steps)
-  // A stop signal, or a sink that cannot record (kUnrecorded), ended it early, after a checkpoint.
-  StopReason stopped = StopReason::kNone;
-};
 
 class Trainer {
  public:
@@ -67,10 +52,9 @@ class Trainer {
   // answers other than kNone, every rank finishes that update, rank 0 writes a checkpoint, and
   // run() returns with `stopped` set.
   void set_stop_source(std::function<StopReason()> poll);
-  // Called by run() on every rank once the run is set up, before its first update, with the
-  // resolved config (precision and update_batches decided, as written to config.yaml): where
-  // nmt-train registers the tracked run, so that a start that fails earlier records nothing.
-  void set_on_start(std::function<void(const RunConfig&)> on_start);
+  // Told of the run's start, checkpoints, end and failure (training_observer.h), in the order
+  // added. Before run().
+  void add_observer(std::shared_ptr<TrainingObserver> observer);
   // Called on every rank after each update's backward pass and gradient all-reduce, before the
   // gradients are checked and applied, with the update's step (1-based) and the parameters: tests
   // inject faults (a NaN into a gradient) through it.
@@ -82,14 +66,6 @@ class Trainer {
   // The run's uid (run_identity.h), written into its checkpoints; a resume refuses a newest
   // checkpoint written under another uid. Rank 0, before run().
   void set_run_uid(std::string uid);
-  // Called on rank 0 after each checkpoint is written (step checkpoints and best.h5), with its
-  // path and step: where nmt-train registers it as an artifact of the tracked run.
-  void set_on_checkpoint(std::function<void(const std::string& path, std::int64_t step)> hook);
-
-  // Once run() has set the run up (from on_start on): this rank's device, and why the run trains
-  // in its precision (auto's choice on this device, the checkpoint's, or the config's).
-  const c10::Device& device() const;
-  const std::string& precision_reason() const;
 
  private:
   struct Impl;
