@@ -112,8 +112,7 @@ int evaluate(const Options& o) {
   nmt::apps::beam_and_alpha_of_run(o.given, config.decode, bleu_settings.beam, bleu_settings.alpha);
   spdlog::info("beam {}, alpha {}", bleu_settings.beam, bleu_settings.alpha);
   // Counted before decoding: precision int8 quantizes the model, which releases its fp32 weights.
-  std::int64_t parameters = 0;
-  for (const auto& p : model->parameters()) parameters += p.numel();
+  const std::int64_t parameters = model->parameter_count();
   const auto [bleu, report] =
       bleu_and_analysis(o, config.data.dir, model, data, vocab, device, bleu_settings);
 

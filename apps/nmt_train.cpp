@@ -36,6 +36,7 @@
 #include "trainer/model/transformer.h"
 #include "trainer/runtime/blas_backend.h"
 #include "trainer/runtime/device_assignment.h"
+#include "trainer/train/resume.h"
 #include "trainer/train/trainer.h"
 
 namespace {
@@ -60,13 +61,6 @@ constexpr const char* kTrackerHelp =
     "NMT_TRACKER_TOKEN_FILE. For an https tracker, the CAs that sign its certificate: "
     "--tracker-ca-file, else tracker.ca_file, else NMT_TRACKER_CA_FILE, else the system's. An "
     "explicit flag beats the config, which beats the environment.";
-
-std::int64_t count_parameters(const nmt::RunConfig& config) {
-  const nmt::model::Transformer model(config.model);
-  std::int64_t total = 0;
-  for (const auto& p : model->parameters()) total += p.numel();
-  return total;
-}
 
 std::string default_run_dir() {
   const auto now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
@@ -123,13 +117,6 @@ std::string config_file_of(const Options& o) {
   return stored;
 }
 
-// The step of the checkpoint a resume continues from; 0 for a fresh start.
-std::int64_t resume_step(const std::string& run_dir, bool resume) {
-  const auto checkpoints = nmt::checkpoint::list_checkpoints(run_dir);
-  if (!resume || checkpoints.empty()) return 0;
-  return nmt::checkpoint::read_training_state(checkpoints.back()).step;
-}
-
 int train(nmt::RunConfig config, const Options& o, const nmt::dist::Communicator& world) {
   nmt::runtime::check_blas_backend();
   if (config.data.dir.empty())
@@ -146,7 +133,8 @@ int train(nmt::RunConfig config, const Options& o, const nmt::dist::Communicator
   // naming the holder. A refused start changes nothing but the lock file: not the run's files,
   // not the tracker.
   const auto lock = own_run_dir(run_dir, world);
-  nmt::checkpoint::refuse_fresh_start_over_checkpoints(run_dir, o.resume);
+  // The checkpoint a resume continues from, or the refusal of a fresh start over checkpoints.
+  const nmt::train::Resume resume(run_dir, o.resume);
   // Rank 0 alone writes metrics and talks to the tracker; the others' sink discards.
   auto sink = std::make_shared<nmt::train::FanoutMetricsSink>();
   std::shared_ptr<nmt::tracking::TrackedTraining> tracked;
@@ -156,7 +144,7 @@ int train(nmt::RunConfig config, const Options& o, const nmt::dist::Communicator
     nmt::checkpoint::remove_stale_temporaries(run_dir);
     // One line per step: the steps after the checkpoint resumed from are trained and logged again.
     const std::string metrics_path = nmt::run_layout::metrics_path(run_dir);
-    auto recorded = nmt::train::trim_metrics_log(metrics_path, resume_step(run_dir, o.resume));
+    auto recorded = nmt::train::trim_metrics_log(metrics_path, resume.step());
     sink->add(std::make_shared<nmt::train::JsonlMetricsSink>(metrics_path));
     auto identity = nmt::tracking::next_run_identity(run_dir, o.resume);
     if (identity.attempt == 1 && !config.tracker.run_name.empty()) {
@@ -185,7 +173,7 @@ int train(nmt::RunConfig config, const Options& o, const nmt::dist::Communicator
   trainer.set_stop_source(&nmt::StopSignals::requested);
   nmt::train::TrainResult result;
   try {
-    result = trainer.run(o.resume);
+    result = trainer.run(resume);
   } catch (const std::exception& e) {
     // The tracked run is marked failed by now (the trainer told its observers). The other ranks
     // may be inside a collective: end them all rather than leave them waiting.
@@ -278,7 +266,7 @@ int main(int argc, char** argv) {
     if (o.count_params) {
       if (o.vocab_size > 0) config.model.vocab_size = o.vocab_size;
       config.model.validate();
-      const auto count = count_parameters(config);
+      const auto count = nmt::model::Transformer(config.model)->parameter_count();
       spdlog::info(
           "{} layers, d_model {}, d_ff {}, {} heads, d_k {}, d_v {}, vocabulary {}: {} parameters "
           "(formula: {})",

@@ -29,6 +29,7 @@
 #include "trainer/optim/lr_cooldown.h"
 #include "trainer/optim/noam_schedule.h"
 #include "trainer/runtime/precision.h"
+#include "trainer/train/resume.h"
 #include "trainer/train/trainer.h"
 
 namespace nmt {
@@ -327,6 +328,8 @@ TEST(Trainer, ObserversHearTheStartEachCheckpointAndTheEndOrTheFailure) {
   ASSERT_EQ(refused->events.size(), 1u);
   EXPECT_EQ(refused->events[0].rfind("failure ", 0), 0u) << refused->events[0];
   EXPECT_NE(refused->events[0].find("--resume"), std::string::npos) << refused->events[0];
+  const train::Resume elsewhere(dir.file("elsewhere"), true);
+  EXPECT_THROW(again.run(elsewhere), std::invalid_argument) << "another directory's resume";
 }
 
 // Keeps the learning rate the trainer logged for each step.

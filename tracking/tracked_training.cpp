@@ -39,10 +39,9 @@ void TrackedTraining::on_start(const train::RunStart& start) {
   stamped.provenance = provenance_params(origin, start.config);
   write_run_identity(settings_.run_dir, stamped);
   if (!tracked_) return;
-  auto client =
-      connect_tracker(start.config, settings_.run_dir, start.config.model.expected_parameter_count(),
-                      origin, stamped,
-                      tracker::resolve_daemon(settings_.sources, settings_.environment).value());
+  auto client = connect_tracker(
+      start.config, settings_.run_dir, start.config.model.expected_parameter_count(), origin,
+      stamped, tracker::resolve_daemon(settings_.sources, settings_.environment).value());
   // What earlier attempts recorded, sent again: the daemon keeps one point per key and step, so
   // whatever a killed attempt still held in memory arrives now.
   resend_recorded_metrics(*client, settings_.recorded);

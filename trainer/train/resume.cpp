@@ -15,6 +15,7 @@ Resume::Resume(std::string run_dir, bool resume) : run_dir_(std::move(run_dir)) 
   if (existing.empty()) return;
   path_ = existing.back();
   stored_ = checkpoint::read_checkpoint_config(path_);
+  step_ = checkpoint::read_training_state(path_).step;
 }
 
 void Resume::restore(torch::nn::Module& model, torch::optim::Adam& optimizer,

@@ -17,11 +17,16 @@ namespace nmt::train {
 class Resume {
  public:
   // Without `resume`, refuses a run directory that holds step checkpoints (std::runtime_error);
-  // with it, picks the newest (none: the run starts fresh) and reads the config it holds.
+  // with it, picks the newest (none: the run starts fresh) and reads the config and the step it
+  // holds. nmt-train builds this first, before it changes anything in the run directory, so that
+  // a refused start leaves the directory as it was.
   Resume(std::string run_dir, bool resume);
 
   bool resuming() const { return !path_.empty(); }
   const std::string& path() const { return path_; }
+  const std::string& run_dir() const { return run_dir_; }
+  // The step the run continues from; 0 for a fresh run.
+  std::int64_t step() const { return step_; }
   // The config the checkpoint was trained with, which setup resolves the precision and the
   // update's size against (run_settings.h); nullptr for a fresh run.
   const RunConfig* stored_config() const { return stored_ ? &*stored_ : nullptr; }
@@ -37,6 +42,7 @@ class Resume {
  private:
   std::string run_dir_;
   std::string path_;  // the newest step checkpoint; empty for a fresh run
+  std::int64_t step_ = 0;
   std::optional<RunConfig> stored_;
 };
 

@@ -70,7 +70,9 @@ struct Trainer::Impl {
   Trainer::GradientHook after_backward;  // tests: fault injection
   runtime::LauncherVariables launcher;   // for the choice of this rank's GPU
 
-  TrainResult run(bool resume);
+  template <class Train>
+  TrainResult observed(Train&& train);
+  TrainResult run(const Resume& resumed);
   void setup(const RunConfig* resumed);
   UpdateStats update();
   void after_update(const UpdateStats& u, double step_seconds, ProgressMeter& progress,
@@ -326,21 +328,34 @@ void Trainer::set_launcher(runtime::LauncherVariables launcher) {
   impl_->launcher = std::move(launcher);
 }
 
-TrainResult Trainer::run(bool resume) {
+// The observers hear the end, or the failure before it leaves run().
+template <class Train>
+TrainResult Trainer::Impl::observed(Train&& train) {
   TrainResult result;
   try {
-    result = impl_->run(resume);
+    result = train();
   } catch (const std::exception& e) {
-    for (const auto& observer : impl_->observers) observer->on_failure(e.what());
+    for (const auto& observer : observers) observer->on_failure(e.what());
     throw;
   }
-  for (const auto& observer : impl_->observers) observer->on_end(result);
+  for (const auto& observer : observers) observer->on_end(result);
   return result;
 }
 
-TrainResult Trainer::Impl::run(bool resume) {
+TrainResult Trainer::run(bool resume) {
+  return impl_->observed([&] { return impl_->run(Resume(impl_->run_dir, resume)); });
+}
+
+TrainResult Trainer::run(const Resume& resume) {
+  if (resume.run_dir() != impl_->run_dir) {
+    throw std::invalid_argument(
+        fmt::format("a resume of {} given to the trainer of {}", resume.run_dir(), impl_->run_dir));
+  }
+  return impl_->observed([&] { return impl_->run(resume); });
+}
+
+TrainResult Trainer::Impl::run(const Resume& resumed) {
   auto& m = *this;
-  const Resume resumed(m.run_dir, resume);
   m.setup(resumed.stored_config());
   resumed.restore(*m.model, m.adam->state(), m.config, m.state, *m.batches, m.comm);
   m.losses.restore({m.state.window_updates, m.state.window_tgt_tokens, m.state.window_loss_sum,
@@ -359,7 +374,7 @@ TrainResult Trainer::Impl::run(bool resume) {
     for (const auto& observer : m.observers) observer->on_start(start);
   }
   TrainResult result;
-  for (const auto& p : m.model->parameters()) result.parameters += p.numel();
+  result.parameters = m.model->parameter_count();
   spdlog::info("model: {} parameters on {} (malloc: {})", result.parameters,
                runtime::describe_device(m.device), runtime::malloc_implementation());
   m.model->train();

@@ -36,6 +36,8 @@
 
 namespace nmt::train {
 
+class Resume;
+
 class Trainer {
  public:
   // `config.model.vocab_size` must match the shards' vocabulary (nmt-train sets it from the
@@ -47,6 +49,8 @@ class Trainer {
   // Trains to config.train.max_steps. With `resume`, continues from the newest checkpoint of
   // run_dir (bit-identical to an uninterrupted run on CPU); without, run_dir must hold none.
   TrainResult run(bool resume);
+  // The same from a Resume of this run directory (resume.h) built before.
+  TrainResult run(const Resume& resume);
 
   // Polled once per update on every rank (nmt-train: StopSignals::requested). When any rank
   // answers other than kNone, every rank finishes that update, rank 0 writes a checkpoint, and
