@@ -10,11 +10,10 @@
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <iostream>
-#include <iterator>
 
 #include "apps/tool_main.h"
+#include "common/checked_paths.h"
 #include "common/cli.h"
 #include "common/environment.h"
 #include "eval/analysis/analysis_input.h"
@@ -71,16 +70,13 @@ std::int64_t record_artifact(nmt::tracker::TrackerReader& tracker, std::int64_t 
   nmt::tracker::api::ArtifactRecord record;
   record.kind = kind;
   record.path = std::filesystem::absolute(path).string();
-  std::ifstream in(path, std::ios::binary);
-  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   const std::size_t limit = nmt::tracker::api::WriteLimits{}.max_content_bytes;
-  if (!in.is_open() || in.bad()) {
-    spdlog::warn("{}: unreadable; recorded by its path alone", printable(path));
-  } else if (text.size() > limit) {
-    spdlog::warn("{}: {} bytes, over the daemon's default limit of {}; recorded by its path alone",
-                 printable(path), text.size(), limit);
-  } else {
-    record.content = std::move(text);
+  try {
+    record.content = nmt::read_regular_file(path, limit,
+                                            "the artifact (within the daemon's "
+                                            "default limit)");
+  } catch (const std::runtime_error& e) {
+    spdlog::warn("{}; recorded by its path alone", printable(e.what()));
   }
   return tracker.log_artifact(run_id, record).artifact_id;
 }

@@ -42,7 +42,7 @@ int main(int argc, char** argv) {
     if (inputs.empty() && last_option->count() == 0) {
       // The count the run's recipe chose, from the config its newest checkpoint carries.
       const auto newest = nmt::checkpoint::last_checkpoints(run_dir, 1).front();
-      last = nmt::checkpoint::read_checkpoint_config(newest).decode.average_last;
+      last = nmt::checkpoint::CheckpointReader(newest).config().decode.average_last;
     }
     const auto identity =
         run_dir.empty() ? std::nullopt : nmt::tracking::read_run_identity(run_dir);
@@ -51,17 +51,16 @@ int main(int argc, char** argv) {
                                        : inputs;
     const auto daemon =
         record ? std::optional(nmt::apps::record_daemon(
-                     tracker, nmt::checkpoint::read_checkpoint_config(chosen.back()).tracker))
+                     tracker, nmt::checkpoint::CheckpointReader(chosen.back()).config().tracker))
                : std::nullopt;
-    nmt::checkpoint::average_checkpoints(chosen, output);
+    const auto averaged = nmt::checkpoint::average_checkpoints(chosen, output);
     spdlog::info("wrote {} (average of {} checkpoints)", output, chosen.size());
     if (daemon) {
       const auto file = std::filesystem::absolute(output).lexically_normal();
       const auto client =
           nmt::tracking::attach_tracker(*daemon, run_dir, file.parent_path().string());
-      client->log_artifact({"averaged", file.string(),
-                            nmt::checkpoint::read_training_state(output).step,
-                            static_cast<std::int64_t>(chosen.size())});
+      client->log_artifact(
+          {"averaged", file.string(), averaged.step, static_cast<std::int64_t>(chosen.size())});
       if (!client->flush(std::chrono::seconds(30)))
         throw std::runtime_error("tracker: the artifact was not acknowledged within 30 s");
       spdlog::info("recorded in run {} (of {})", client->run_id().value_or(-1), run_dir);

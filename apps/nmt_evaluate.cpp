@@ -25,6 +25,7 @@
 #include "tracker/client/daemon_address.h"
 #include "tracking/run_tracking.h"
 #include "trainer/checkpoint/checkpoint.h"
+#include "trainer/checkpoint/checkpoint_model.h"
 #include "trainer/checkpoint/checkpoint_vocabulary.h"
 #include "trainer/decode/translator.h"
 #include "trainer/runtime/blas_backend.h"
@@ -89,14 +90,12 @@ std::pair<double, std::string> bleu_and_analysis(const Options& o, const std::st
 }
 
 int evaluate(const Options& o) {
-  auto config = nmt::checkpoint::read_checkpoint_config(o.checkpoint);
+  auto [config, state, model] = nmt::checkpoint::load_for_inference(o.checkpoint);
   if (!o.data_dir.empty()) config.data.dir = o.data_dir;
   const auto daemon =
       o.record ? std::optional(nmt::apps::record_daemon(o.tracker, config.tracker)) : std::nullopt;
   const auto runtime = nmt::apps::resolve_runtime(o.runtime, config);
   const auto device = runtime.device;
-  nmt::model::Transformer model(config.model);
-  const auto state = nmt::checkpoint::load_checkpoint(o.checkpoint, *model, nullptr, config);
   model->to(device);
 
   const auto data = nmt::preprocess::ShardDataset::open(config.data.dir, o.split);

@@ -25,6 +25,7 @@
 #include "common/line_reader.h"
 #include "preprocess/shard_format.h"
 #include "trainer/checkpoint/checkpoint.h"
+#include "trainer/checkpoint/checkpoint_model.h"
 #include "trainer/checkpoint/checkpoint_vocabulary.h"
 #include "trainer/decode/attention_svg.h"
 #include "trainer/decode/translator.h"
@@ -156,10 +157,8 @@ struct InputFile {
 
 int run(const Options& o) {
   nmt::runtime::check_blas_backend();
-  const auto config = nmt::checkpoint::read_checkpoint_config(o.checkpoint);
+  auto [config, state, model] = nmt::checkpoint::load_for_inference(o.checkpoint);
   const auto [device, precision] = nmt::apps::resolve_runtime(o.runtime, config);
-  nmt::model::Transformer model(config.model);
-  const auto state = nmt::checkpoint::load_checkpoint(o.checkpoint, *model, nullptr, config);
   const auto vocab = nmt::checkpoint::checkpoint_vocabulary(o.checkpoint, state, config,
                                                             {o.spm_model, o.data_dir});
   auto translate_options = o.translate;

@@ -18,6 +18,7 @@
 #include "common/cli.h"
 #include "preprocess/corpus_reader.h"
 #include "trainer/checkpoint/checkpoint.h"
+#include "trainer/checkpoint/checkpoint_model.h"
 #include "trainer/decode/translator.h"
 #include "trainer/runtime/blas_backend.h"
 #include "trainer/runtime/device.h"
@@ -68,9 +69,7 @@ int main(int argc, char** argv) {
         nmt::runtime::resolve_precision(nmt::runtime::parse_precision(precision_name), device)
             .precision;
     if (device.is_cuda()) nmt::runtime::configure_cuda_matmuls(precision);
-    const auto config = nmt::checkpoint::read_checkpoint_config(checkpoint);
-    nmt::model::Transformer model(config.model);
-    nmt::checkpoint::load_checkpoint(checkpoint, *model, nullptr, config);
+    const auto model = nmt::checkpoint::load_for_inference(checkpoint).model;
     const auto vocab = nmt::preprocess::Vocabulary::load(spm_model);
     nmt::decode::TranslateOptions options;  // beam 4, alpha 0.6, max length + 50
     options.precision = precision;

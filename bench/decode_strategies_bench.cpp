@@ -30,6 +30,7 @@
 #include "common/cli.h"
 #include "preprocess/vocabulary.h"
 #include "trainer/checkpoint/checkpoint.h"
+#include "trainer/checkpoint/checkpoint_model.h"
 #include "trainer/decode/decode.h"
 #include "trainer/runtime/blas_backend.h"
 #include "trainer/runtime/device.h"
@@ -145,14 +146,12 @@ int main(int argc, char** argv) {
       config.d_k = config.d_v = d_model / config.heads;
       config.max_positions = max_len + offset + 8;
     } else {
-      config = nmt::checkpoint::read_checkpoint_config(checkpoint).model;
     }
     torch::manual_seed(seed);
-    nmt::model::Transformer model(config);
-    if (!checkpoint.empty()) {
-      const auto run_config = nmt::checkpoint::read_checkpoint_config(checkpoint);
-      nmt::checkpoint::load_checkpoint(checkpoint, *model, nullptr, run_config);
-    }
+    nmt::model::Transformer model = checkpoint.empty()
+                                        ? nmt::model::Transformer(config)
+                                        : nmt::checkpoint::load_for_inference(checkpoint).model;
+    config = model->config();
     model->to(device);
     model->eval();
     const auto src =

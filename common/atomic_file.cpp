@@ -7,9 +7,11 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <limits>
 #include <stdexcept>
 
 #include "common/checked_paths.h"
+#include "common/decimal_text.h"
 
 namespace nmt {
 namespace {
@@ -29,11 +31,9 @@ std::string atomic_temporary_path(const std::string& path, long pid) {
 std::optional<AtomicTemporary> parse_atomic_temporary(const std::string& file_name) {
   const auto at = file_name.rfind(kTemporaryInfix);
   if (at == std::string::npos || at == 0) return std::nullopt;
-  const std::string pid = file_name.substr(at + std::strlen(kTemporaryInfix));
-  if (pid.empty() || pid.size() > 9 || pid.find_first_not_of("0123456789") != std::string::npos) {
-    return std::nullopt;  // Linux's pids are below 2^22: nine digits hold every one
-  }
-  return AtomicTemporary{file_name.substr(0, at), std::stol(pid)};
+  const auto pid = parse_decimal(file_name.substr(at + std::strlen(kTemporaryInfix)));
+  if (!pid || *pid > std::numeric_limits<pid_t>::max()) return std::nullopt;
+  return AtomicTemporary{file_name.substr(0, at), static_cast<long>(*pid)};
 }
 
 void fsync_path(const std::string& path) {

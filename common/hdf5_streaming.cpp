@@ -9,7 +9,6 @@
 #include <limits>
 
 #include "common/atomic_file.h"
-#include "common/checked_paths.h"
 
 #if __has_include(<H5FDdevelop.h>)
 #include <H5FDdevelop.h>  // the driver interface, outside hdf5.h from HDF5 1.13 on
@@ -139,9 +138,9 @@ void check_free_space(const std::string& path, std::uint64_t size) {
 
 void write_streamed(const std::string& given, const Hdf5StreamingImage& image,
                     const Hdf5File::ReservedFill& fill) {
-  const std::string path = output_file_path(given);
+  AtomicFileWriter out(given);
+  const std::string& path = out.target();
   check_free_space(path, image.eof);
-  AtomicFileWriter out(path);
   out.reserve(image.eof);
   for (const auto& [index, page] : image.pages) {
     const std::uint64_t offset = index * Hdf5StreamingImage::kPage;

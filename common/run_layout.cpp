@@ -2,11 +2,10 @@
 
 #include <fmt/format.h>
 
-#include <cerrno>
-#include <cstdlib>
 #include <filesystem>
 
 #include "common/atomic_file.h"
+#include "common/decimal_text.h"
 
 namespace nmt::run_layout {
 namespace {
@@ -32,18 +31,6 @@ bool ends_with(const std::string& text, const std::string& suffix) {
          text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
-// The number that `text` is entirely, in decimal digits; nullopt for anything else, an empty
-// text or a number past int64.
-std::optional<std::int64_t> digits(const std::string& text) {
-  if (text.empty() || text.find_first_not_of("0123456789") != std::string::npos) {
-    return std::nullopt;
-  }
-  errno = 0;
-  const long long value = std::strtoll(text.c_str(), nullptr, 10);
-  if (errno == ERANGE) return std::nullopt;
-  return static_cast<std::int64_t>(value);
-}
-
 // The number between `prefix` and `suffix` that make up `name`.
 std::optional<std::int64_t> number_between(const std::string& name, const std::string& prefix,
                                            const std::string& suffix) {
@@ -51,7 +38,7 @@ std::optional<std::int64_t> number_between(const std::string& name, const std::s
       !ends_with(name, suffix)) {
     return std::nullopt;
   }
-  return digits(name.substr(prefix.size(), name.size() - prefix.size() - suffix.size()));
+  return parse_decimal(name.substr(prefix.size(), name.size() - prefix.size() - suffix.size()));
 }
 
 }  // namespace

@@ -15,9 +15,9 @@
 #include <stdexcept>
 #include <string>
 
+#include "common/json_fields.h"
 #include "common/metrics_log.h"
 #include "fuzz/fuzz_input.h"
-#include "tracker/api/json_fields.h"
 #include "tracker/api/wire_json.h"
 #include "tracker/client/spool.h"
 #include "tracking/run_dir_record.h"

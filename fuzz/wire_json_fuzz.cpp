@@ -10,8 +10,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "common/json_fields.h"
 #include "fuzz/fuzz_input.h"
-#include "tracker/api/json_fields.h"
 #include "tracker/api/wire_json.h"
 #include "tracker/server/http_error.h"
 #include "tracker/server/json_body.h"

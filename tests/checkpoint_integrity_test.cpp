@@ -157,7 +157,7 @@ TEST(CheckpointIntegrity, NonFiniteValuesAreNeitherSavedNorLoaded) {
   // The same file with a finite value loads: format 1 is still read.
   poke(inf_path, std::string("/model/") + kTensor, 0.25f, 1);
   EXPECT_NO_THROW(load_model(inf_path, good.config));
-  EXPECT_EQ(checkpoint::read_training_state(inf_path).vocab_sha256, "") << "format 1: no hash";
+  EXPECT_EQ(checkpoint::CheckpointReader(inf_path).state().vocab_sha256, "") << "format 1: no hash";
 }
 
 // format_version is no part of state_sha256 (it says which attributes a reader hashes); edited, it
@@ -172,7 +172,7 @@ TEST(CheckpointIntegrity, AnEditedFormatVersionIsRefused) {
     set_format_version(edited, version);
     NMT_EXPECT_THROW_WITH(load_model(edited, good.config), std::runtime_error, edited,
                           fmt::format("format_version is {}", version), std::string("corrupt"));
-    NMT_EXPECT_THROW_WITH(checkpoint::read_training_state(edited), std::runtime_error,
+    NMT_EXPECT_THROW_WITH(checkpoint::CheckpointReader(edited).state(), std::runtime_error,
                           "format_version");
   }
 }
@@ -181,7 +181,7 @@ TEST(CheckpointIntegrity, AnotherVocabularyIsRefusedNamingBothHashes) {
   TempDir dir;
   const auto a = save_one(dir, "a", "aaaa");
   const auto b = save_one(dir, "b", "bbbb");
-  const auto state = checkpoint::read_training_state(a.path);
+  const auto state = checkpoint::CheckpointReader(a.path).state();
   EXPECT_EQ(state.vocab_sha256, "aaaa");
   EXPECT_NO_THROW(checkpoint::check_vocabulary(a.path, state, "aaaa", "spm.model"));
   NMT_EXPECT_THROW_WITH(checkpoint::check_vocabulary(a.path, state, "bbbb", "spm.model"),
@@ -194,7 +194,7 @@ TEST(CheckpointIntegrity, AnotherVocabularyIsRefusedNamingBothHashes) {
   config.train.max_steps = 4;
   const std::string run = dir.file("run");
   train::Trainer(config, run, sink_in(run)).run(false);
-  EXPECT_EQ(checkpoint::read_training_state(run_layout::checkpoint_path(run, 4)).vocab_sha256,
+  EXPECT_EQ(checkpoint::CheckpointReader(run_layout::checkpoint_path(run, 4)).state().vocab_sha256,
             "one");
   auto other = config;
   other.data.dir = write_data(dir, 16, "data-two", "two");
@@ -209,17 +209,17 @@ TEST(CheckpointIntegrity, CarriesItsVocabularyAndVerifiesIt) {
   TempDir dir;
   auto a = save_one(dir, "a");
   const std::string model_bytes = std::string("\x0a\x05piece", 7) + std::string(1000, '\x01');
-  checkpoint::TrainingState state = checkpoint::read_training_state(a.path);
+  checkpoint::TrainingState state = checkpoint::CheckpointReader(a.path).state();
   EXPECT_TRUE(state.vocab_model.empty());  // saved without one
   state.vocab_model = model_bytes;
   state.vocab_sha256 = sha256_hex(model_bytes);
   checkpoint::save_checkpoint(a.path, *a.model, nullptr, state, a.config);
   const std::string b = dir.file("b.h5");
   checkpoint::save_checkpoint(b, *a.model, nullptr, state, a.config);
-  EXPECT_EQ(checkpoint::read_training_state(a.path).vocab_model, model_bytes);
+  EXPECT_EQ(checkpoint::CheckpointReader(a.path).state().vocab_model, model_bytes);
   const std::string average = dir.file("average.h5");
   checkpoint::average_checkpoints({a.path, b}, average);
-  EXPECT_EQ(checkpoint::read_training_state(average).vocab_model, model_bytes);
+  EXPECT_EQ(checkpoint::CheckpointReader(average).state().vocab_model, model_bytes);
 
   // A newer input written without it (before checkpoints carried it): the average keeps it.
   checkpoint::TrainingState older_format = state;
@@ -228,7 +228,7 @@ TEST(CheckpointIntegrity, CarriesItsVocabularyAndVerifiesIt) {
   const std::string newer = dir.file("newer.h5");
   checkpoint::save_checkpoint(newer, *a.model, nullptr, older_format, a.config);
   checkpoint::average_checkpoints({a.path, newer}, average);
-  EXPECT_EQ(checkpoint::read_training_state(average).vocab_model, model_bytes);
+  EXPECT_EQ(checkpoint::CheckpointReader(average).state().vocab_model, model_bytes);
 
   // A flipped byte in the stored model: an error naming the file, not a vocabulary used blindly.
   const std::string bad = dir.file("bad.h5");
@@ -238,7 +238,7 @@ TEST(CheckpointIntegrity, CarriesItsVocabularyAndVerifiesIt) {
   ASSERT_NE(at, std::string::npos);
   bytes[at + 500] ^= 0x04;
   std::ofstream(bad, std::ios::binary | std::ios::trunc) << bytes;
-  NMT_EXPECT_THROW_WITH(checkpoint::read_training_state(bad), std::runtime_error, "bad.h5",
+  NMT_EXPECT_THROW_WITH(checkpoint::CheckpointReader(bad).state(), std::runtime_error, "bad.h5",
                         "SentencePiece model stored", state.vocab_sha256.c_str());
   // A model that is not the recorded one is refused at the save already.
   state.vocab_sha256 = sha256_hex(model_bytes + "x");

@@ -291,7 +291,7 @@ TEST(CheckpointStreaming, AverageEqualsTheInMemoryRunningMean) {
   const auto averaged = load_model(output, config)->parameters();
   ASSERT_EQ(averaged.size(), mean.size());
   for (std::size_t i = 0; i < mean.size(); ++i) EXPECT_TRUE(at::equal(averaged[i], mean[i])) << i;
-  const auto state = checkpoint::read_training_state(output);
+  const auto state = checkpoint::CheckpointReader(output).state();
   EXPECT_EQ(state.averaged_from, 4);
   EXPECT_EQ(state.step, 40);
 }
@@ -375,7 +375,7 @@ TEST(CheckpointStreaming, AFullDiskLeavesNoTemporaryAndTheEarlierCheckpoint) {
   }
   const std::string roomy = dir.file("roomy.h5");
   checkpoint::save_checkpoint(roomy, *model, &adam, state, config);
-  EXPECT_EQ(checkpoint::read_training_state(roomy).step, 2);
+  EXPECT_EQ(checkpoint::CheckpointReader(roomy).state().step, 2);
 
   fs::remove(first);
   const auto values = ramp(256 * 1024, 0);  // 1 MiB

@@ -202,9 +202,11 @@ TEST(DataParallel, TwoRankRunResumedByOneRankMatchesOneRankThroughout) {
     auto straight = config;
     straight.train.update_batches = 2;  // the same updates on one rank
     train::Trainer(straight, dir.file("straight"), sink_in(dir.file("straight"))).run(false);
-    EXPECT_EQ(checkpoint::read_training_state(run_layout::checkpoint_path(dir.file("resumed"), 4))
+    EXPECT_EQ(checkpoint::CheckpointReader(run_layout::checkpoint_path(dir.file("resumed"), 4))
+                  .state()
                   .batch_in_epoch,
-              checkpoint::read_training_state(run_layout::checkpoint_path(dir.file("straight"), 4))
+              checkpoint::CheckpointReader(run_layout::checkpoint_path(dir.file("straight"), 4))
+                  .state()
                   .batch_in_epoch);
     expect_same_parameters(run_layout::checkpoint_path(dir.file("resumed"), 4),
                            run_layout::checkpoint_path(dir.file("straight"), 4), config);

@@ -51,7 +51,7 @@ int main(int argc, char** argv) try {
     return 2;
   }
   const std::string path = argv[1];
-  const auto config = nmt::checkpoint::read_checkpoint_config(path);
+  const auto config = nmt::checkpoint::CheckpointReader(path).config();
   nmt::model::Transformer model(config.model);
   const auto state = nmt::checkpoint::load_checkpoint(path, *model, nullptr, config);
   const auto vocab = nmt::preprocess::Vocabulary::from_serialized(state.vocab_model, path);

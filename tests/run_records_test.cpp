@@ -162,12 +162,12 @@ TEST(CheckpointIntegrity, AChangedStateAttributeIsRefusedLikeAFlippedBit) {
   const std::string run = dir.file("run");
   train::Trainer(config, run, sink_in(run)).run(false);
   const std::string path = run_layout::checkpoint_path(run, 10);
-  EXPECT_NO_THROW(checkpoint::read_training_state(path));
+  EXPECT_NO_THROW(checkpoint::CheckpointReader(path).state());
   for (const char* name : {"step", "optimizer_step", "epoch", "batch_in_epoch"}) {
     const std::string copy = dir.file(std::string(name) + ".h5");
     fs::copy_file(path, copy);
     set_int_attribute(copy, name, 14);
-    NMT_EXPECT_THROW_WITH(checkpoint::read_training_state(copy), std::runtime_error, copy,
+    NMT_EXPECT_THROW_WITH(checkpoint::CheckpointReader(copy).state(), std::runtime_error, copy,
                           std::string("state_sha256"));
     NMT_EXPECT_THROW_WITH(load_model(copy, config), std::runtime_error, "state_sha256");
   }
@@ -209,7 +209,7 @@ TEST(Checkpoints, AveragingARunDirectoryRefusesAnotherRunsCheckpoint) {
   train::Trainer tb(config, b, sink_in(b));
   tb.set_run_uid("bbbbbbbbbbbbbbbb");
   tb.run(false);
-  EXPECT_EQ(checkpoint::read_training_state(run_layout::checkpoint_path(a, 20)).run_uid,
+  EXPECT_EQ(checkpoint::CheckpointReader(run_layout::checkpoint_path(a, 20)).state().run_uid,
             "aaaaaaaaaaaaaaaa");
   EXPECT_EQ(checkpoint::last_checkpoints(a, 2, "aaaaaaaaaaaaaaaa").size(), 2u);
   fs::copy_file(run_layout::checkpoint_path(b, 20), run_layout::checkpoint_path(a, 25));

@@ -12,8 +12,8 @@
 #include <sstream>
 #include <string>
 
+#include "common/json_fields.h"
 #include "tracker/api/artifact_content.h"
-#include "tracker/api/json_fields.h"
 #include "tracker/api/routes.h"
 #include "tracker/api/run_query.h"
 #include "tracker/api/run_rules.h"

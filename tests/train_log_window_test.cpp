@@ -95,14 +95,15 @@ TEST(TrainLogWindow, ResumeMidWindowLogsWhatTheUninterruptedRunLogged) {
   for (const auto& path : checkpoint::list_checkpoints(interrupted)) {
     if (path != kept) fs::remove(path);
   }
-  const auto open = checkpoint::read_training_state(kept);
+  const auto open = checkpoint::CheckpointReader(kept).state();
   EXPECT_EQ(open.window_updates, 2);  // updates 9 and 10
   EXPECT_GT(open.window_tgt_tokens, 0);
   EXPECT_GT(open.window_loss_sum, 0.0);
   EXPECT_GT(open.window_nll_sum, 0.0);
-  EXPECT_EQ(
-      checkpoint::read_training_state(run_layout::checkpoint_path(straight, 20)).window_updates,
-      4);  // 17 to 20
+  EXPECT_EQ(checkpoint::CheckpointReader(run_layout::checkpoint_path(straight, 20))
+                .state()
+                .window_updates,
+            4);  // 17 to 20
 
   const auto resumed = train_recorded(config, interrupted, /*resume=*/true);
   for (const std::string key : {"train/loss", "train/nll", "train/ppl", "train/window_updates",
@@ -141,7 +142,7 @@ TEST(TrainLogWindow, AFormat3CheckpointLoadsWithAnEmptyWindow) {
   state.tgt_tokens = 1234567;
   const std::string path = dir.file("step-5.h5");
   checkpoint::save_checkpoint(path, *model, nullptr, state, config);
-  const auto stored = checkpoint::read_training_state(path);
+  const auto stored = checkpoint::CheckpointReader(path).state();
   EXPECT_EQ(stored.window_updates, 3);
   EXPECT_EQ(stored.window_tgt_tokens, 40);
   EXPECT_EQ(stored.window_loss_sum, 91.5);
@@ -163,7 +164,7 @@ TEST(TrainLogWindow, AFormat3CheckpointLoadsWithAnEmptyWindow) {
   const std::string command =
       "/usr/bin/python3 '" + script + "' '" + NMT_SOURCE_DIR + "/tests/scripts' '" + path + "'";
   ASSERT_EQ(std::system(command.c_str()), 0) << command;
-  const auto old = checkpoint::read_training_state(path);
+  const auto old = checkpoint::CheckpointReader(path).state();
   EXPECT_EQ(old.step, 5);
   EXPECT_EQ(old.window_updates, 0);
   EXPECT_EQ(old.window_tgt_tokens, 0);

@@ -22,6 +22,7 @@
 #include "tracking/run_identity.h"
 #include "tracking/run_tracking.h"
 #include "trainer/checkpoint/checkpoint.h"
+#include "trainer/checkpoint/checkpoint_model.h"
 #include "trainer/data/batching.h"
 #include "trainer/decode/greedy.h"
 #include "trainer/model/transformer.h"
@@ -142,7 +143,7 @@ TEST(Trainer, ResumeWithAutoKeepsTheStoredPrecision) {
               std::string::npos)
         << runtime::precision_name(stored);
     EXPECT_EQ(
-        checkpoint::read_checkpoint_config(run_layout::checkpoint_path(run, 12)).train.precision,
+        checkpoint::CheckpointReader(run_layout::checkpoint_path(run, 12)).config().train.precision,
         stored);
   }
 }
@@ -492,7 +493,7 @@ TEST(Checkpoint, AFullDiskIsAnErrorAndLeavesTheLastGoodCheckpoint) {
     EXPECT_FALSE(fs::exists(second));
     EXPECT_FALSE(fs::exists(second + ".tmp")) << "the temporary file was left";
   }
-  EXPECT_EQ(checkpoint::read_training_state(first).step, 1) << "the good checkpoint is intact";
+  EXPECT_EQ(checkpoint::CheckpointReader(first).state().step, 1) << "the good checkpoint is intact";
   EXPECT_NO_THROW(load_model(first, config));
 }
 
@@ -509,8 +510,14 @@ TEST(Checkpoint, RestoresIdenticalOutputsAndRefusesMismatches) {
   const auto src = at::tensor(std::vector<std::int64_t>{5, 6, 7, 3}).reshape({1, 4});
   const auto tgt = at::tensor(std::vector<std::int64_t>{2, 9, 10}).reshape({1, 3});
   EXPECT_TRUE(at::equal(a->forward(src, tgt), b->forward(src, tgt)));
-  EXPECT_EQ(checkpoint::read_training_state(path).step, 5);
-  EXPECT_EQ(checkpoint::read_checkpoint_config(path).model.d_model, 64);
+  const checkpoint::CheckpointReader reader(path);
+  EXPECT_EQ(reader.state().step, 5);
+  EXPECT_EQ(reader.config().model.d_model, 64);
+  // The tools' way to load a checkpoint for decoding: its own config, in evaluation mode.
+  auto loaded = checkpoint::load_for_inference(path);
+  EXPECT_EQ(loaded.state.step, 5);
+  EXPECT_FALSE(loaded.model->is_training());
+  EXPECT_TRUE(at::equal(a->forward(src, tgt), loaded.model->forward(src, tgt)));
 
   auto other = config;
   other.model.d_ff = 256;

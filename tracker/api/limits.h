@@ -19,8 +19,8 @@
 #include <variant>
 #include <vector>
 
+#include "common/json_fields.h"
 #include "tracker/api/artifact_content.h"
-#include "tracker/api/json_fields.h"
 #include "tracker/api/wire_types.h"
 
 namespace nmt::tracker::api {

@@ -4,7 +4,7 @@
 
 #include <algorithm>
 
-#include "tracker/api/json_fields.h"
+#include "common/json_fields.h"
 
 namespace nmt::tracker::api {
 namespace {

@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <charconv>
 
-#include "tracker/api/json_fields.h"
+#include "common/json_fields.h"
 #include "tracker/api/limits.h"
 
 namespace nmt::tracker::api {

@@ -4,6 +4,7 @@
 #include "tracker/api/wire_json.h"
 
 #include "tracker/api/wire_json_detail.h"
+#include "tracker/api/wire_text.h"
 
 namespace nmt::tracker::api {
 

@@ -8,7 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "tracker/api/json_fields.h"
+#include "common/json_fields.h"
 #include "tracker/api/wire_types.h"
 
 namespace nmt::tracker::api {

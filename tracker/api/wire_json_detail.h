@@ -14,7 +14,7 @@
 #include <type_traits>
 #include <vector>
 
-#include "tracker/api/json_fields.h"
+#include "common/json_fields.h"
 #include "tracker/api/wire_fields.h"
 #include "tracker/api/wire_json.h"
 #include "tracker/api/wire_types.h"

@@ -14,6 +14,7 @@
 #include <utility>
 
 #include "tracker/api/wire_json.h"
+#include "tracker/api/wire_text.h"
 #include "tracker/client/http_client.h"
 #include "tracker/client/spool.h"
 

@@ -11,6 +11,7 @@
 
 #include "tracker/api/routes.h"
 #include "tracker/api/wire_json.h"
+#include "tracker/api/wire_text.h"
 #include "tracker/client/http_client.h"
 #include "tracker/client/spool.h"
 #include "tracker/client/tracker_client.h"

@@ -10,6 +10,7 @@
 #include "tracker/api/limits.h"
 #include "tracker/api/routes.h"
 #include "tracker/api/wire_json.h"
+#include "tracker/api/wire_text.h"
 #include "tracker/client/http_client.h"
 
 namespace nmt::tracker {

@@ -12,7 +12,7 @@
 #include <string_view>
 #include <vector>
 
-#include "tracker/api/json_fields.h"
+#include "common/json_fields.h"
 #include "tracker/server/http_error.h"
 
 namespace nmt::tracker::handler {

@@ -17,6 +17,7 @@
 #include "tracker/api/run_query.h"
 #include "tracker/api/series_query.h"
 #include "tracker/api/wire_json.h"
+#include "tracker/api/wire_text.h"
 #include "tracker/dashboard/dashboard.h"
 #include "tracker/server/series_batch.h"
 #include "tracker/server/sweep_layout.h"

@@ -7,7 +7,7 @@
 #include <utility>
 #include <vector>
 
-#include "tracker/api/json_fields.h"
+#include "common/json_fields.h"
 #include "tracker/api/limits.h"
 
 namespace nmt::tracker {

@@ -34,7 +34,7 @@ std::vector<std::string> last_checkpoints(const std::string& run_dir, std::int64
   std::vector<std::string> chosen(all.end() - count, all.end());
   std::string uid = run_uid, uid_from = run_dir + "/run.json";
   for (const auto& path : chosen) {
-    const std::string own = read_training_state(path).run_uid;
+    const std::string own = CheckpointReader(path).state().run_uid;
     if (own.empty()) continue;
     if (uid.empty()) {
       uid = own;
@@ -49,9 +49,11 @@ std::vector<std::string> last_checkpoints(const std::string& run_dir, std::int64
   return chosen;
 }
 
-void average_checkpoints(const std::vector<std::string>& inputs, const std::string& output) {
+TrainingState average_checkpoints(const std::vector<std::string>& inputs,
+                                  const std::string& output) {
   if (inputs.empty()) throw std::invalid_argument("no checkpoints to average");
-  const RunConfig config = read_checkpoint_config(inputs.front());
+  CheckpointReader first(inputs.front());
+  const RunConfig config = first.config();
   // Its parameters hold the running mean, mean_k = mean_{k-1} + (x_k - mean_{k-1}) / k, in
   // float32: identical inputs give back exactly the input (a sum then a division would round).
   // Each input is read one tensor at a time, so memory holds one model and one tensor, whatever K.
@@ -62,19 +64,20 @@ void average_checkpoints(const std::vector<std::string>& inputs, const std::stri
   RunConfig newest_config = config;  // the average carries it: a resumed run's later decode: etc.
   for (std::size_t k = 0; k < inputs.size(); ++k) {
     const auto& path = inputs[k];
-    const RunConfig input_config = read_checkpoint_config(path);
+    const CheckpointReader input = k == 0 ? std::move(first) : CheckpointReader(path);
+    const RunConfig& input_config = input.config();
     check_same_model(config, inputs.front(), input_config, path);
     // read_parameters checks every parameter's presence, shape, checksum and finiteness and
     // names the file: a corrupt input never reaches the average.
     const double count = static_cast<double>(k + 1);
-    const TrainingState state =
-        read_parameters(path, *model, config, [&](std::size_t i, at::Tensor x) {
-          if (k == 0) {
-            mean[i].copy_(x);
-          } else {
-            mean[i].add_(x.sub_(mean[i]).div_(count));  // x is ours: (x - mean) / k in place
-          }
-        });
+    input.read_parameters(*model, config, [&](std::size_t i, at::Tensor x) {
+      if (k == 0) {
+        mean[i].copy_(x);
+      } else {
+        mean[i].add_(x.sub_(mean[i]).div_(count));  // x is ours: (x - mean) / k in place
+      }
+    });
+    const TrainingState& state = input.state();
     if (k > 0 && state.vocab_sha256 != newest.vocab_sha256) {
       throw std::runtime_error(fmt::format(
           "cannot average {} with {}: trained with different vocabularies (SHA-256 {} vs {})",
@@ -97,6 +100,8 @@ void average_checkpoints(const std::vector<std::string>& inputs, const std::stri
   newest.window_loss_sum = newest.window_nll_sum = 0.0;
   // save_checkpoint refuses a non-finite mean, so no NaN average is ever written.
   save_checkpoint(output, *model, nullptr, newest, newest_config);
+  newest.vocab_model.clear();
+  return newest;
 }
 
 }  // namespace nmt::checkpoint

@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "trainer/checkpoint/checkpoint.h"
+
 namespace nmt::checkpoint {
 
 // The newest `count` step checkpoints of a run directory, oldest first; throws when it has fewer,
@@ -19,7 +21,9 @@ std::vector<std::string> last_checkpoints(const std::string& run_dir, std::int64
 // Averages `inputs` into `output` (a checkpoint nmt-translate and nmt-train load, without
 // optimizer state, averaged_from = inputs.size(), step = the newest input's). Refuses inputs of
 // different model configs, parameter shapes or vocabularies, and corrupt or non-finite inputs,
-// naming the files; never writes a non-finite average.
-void average_checkpoints(const std::vector<std::string>& inputs, const std::string& output);
+// naming the files; never writes a non-finite average. Returns the state written (its SentencePiece
+// model left out).
+TrainingState average_checkpoints(const std::vector<std::string>& inputs,
+                                  const std::string& output);
 
 }  // namespace nmt::checkpoint

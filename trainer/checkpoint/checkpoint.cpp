@@ -66,11 +66,11 @@ void read_optimizer(const Hdf5File& h5, const torch::nn::Module& model, torch::o
   }
 }
 
-// Hands `use` every parameter of `like` as stored in the checkpoint `h5` (see read_parameters).
-void read_model_tensors(const Hdf5File& h5, const torch::nn::Module& like,
+// Hands `use` every parameter of `like` as stored in the checkpoint `h5`, whose config is
+// `stored` (see CheckpointReader::read_parameters).
+void read_model_tensors(const Hdf5File& h5, const RunConfig& stored, const torch::nn::Module& like,
                         const RunConfig& expected, const ParameterUse& use) {
   const std::string& path = h5.path();
-  const RunConfig stored = parse_run_config(h5.string_attribute("/", "config"), path);
   const auto differences = model_config_differences(stored.model, expected.model);
   if (!differences.empty()) {
     throw std::runtime_error(fmt::format(
@@ -80,8 +80,10 @@ void read_model_tensors(const Hdf5File& h5, const torch::nn::Module& like,
   }
   const bool checked = has_checksums(h5);
   if (!checked) {
-    spdlog::warn("{}: a format 1 checkpoint (before checksums): its tensors cannot be verified",
-                 path);
+    spdlog::warn(
+        "{}: a checkpoint of the oldest format (before checksums): its tensors cannot be "
+        "verified",
+        path);
   }
   const auto params = like.named_parameters();
   for (std::size_t i = 0; i < params.size(); ++i) {
@@ -135,50 +137,53 @@ void save_checkpoint(const std::string& path, const torch::nn::Module& model,
   }
 }
 
-RunConfig read_checkpoint_config(const std::string& path) {
-  const Hdf5File h5 = open_checkpoint(path);
-  return parse_run_config(h5.string_attribute("/", "config"), path + " (stored config)");
+CheckpointReader::CheckpointReader(const std::string& path)
+    : path_(path), h5_(std::make_unique<Hdf5File>(open_checkpoint(path))) {
+  state_ = read_state(*h5_);
+  config_ = parse_run_config(h5_->string_attribute("/", "config"), path + " (stored config)");
 }
 
-TrainingState read_training_state(const std::string& path) {
-  return read_state(open_checkpoint(path));
+CheckpointReader::~CheckpointReader() = default;
+CheckpointReader::CheckpointReader(CheckpointReader&&) noexcept = default;
+CheckpointReader& CheckpointReader::operator=(CheckpointReader&&) noexcept = default;
+
+void CheckpointReader::read_parameters(const torch::nn::Module& like, const RunConfig& expected,
+                                       const ParameterUse& use) const {
+  read_model_tensors(*h5_, config_, like, expected, use);
 }
 
-TrainingState read_parameters(const std::string& path, const torch::nn::Module& like,
-                              const RunConfig& expected, const ParameterUse& use) {
-  const Hdf5File h5 = open_checkpoint(path);
-  read_model_tensors(h5, like, expected, use);
-  return read_state(h5);
+void CheckpointReader::load(torch::nn::Module& model, torch::optim::Adam* optimizer,
+                            const RunConfig& expected) const {
+  {
+    torch::NoGradGuard no_grad;
+    const auto params = model.parameters();
+    read_parameters(model, expected,
+                    [&](std::size_t i, at::Tensor stored) { params[i].copy_(stored); });
+  }
+  if (optimizer == nullptr) return;
+  const bool checked = has_checksums(*h5_);
+  read_optimizer(*h5_, model, *optimizer, checked);
+  read_rng(*h5_, "/rng/cpu", at::globalContext().defaultGenerator(at::kCPU), checked);
+  const auto device =
+      model.parameters().empty() ? at::Device(at::kCPU) : model.parameters()[0].device();
+  if (device.is_cuda() && h5_->exists("/rng/cuda")) {
+    read_rng(*h5_, "/rng/cuda", at::globalContext().defaultGenerator(device), checked);
+  }
 }
 
 TrainingState load_checkpoint(const std::string& path, torch::nn::Module& model,
                               torch::optim::Adam* optimizer, const RunConfig& expected) {
-  const Hdf5File h5 = open_checkpoint(path);
-  {
-    torch::NoGradGuard no_grad;
-    const auto params = model.parameters();
-    read_model_tensors(h5, model, expected,
-                       [&](std::size_t i, at::Tensor stored) { params[i].copy_(stored); });
-  }
-  const bool checked = has_checksums(h5);
-  if (optimizer != nullptr) {
-    read_optimizer(h5, model, *optimizer, checked);
-    read_rng(h5, "/rng/cpu", at::globalContext().defaultGenerator(at::kCPU), checked);
-    const auto device =
-        model.parameters().empty() ? at::Device(at::kCPU) : model.parameters()[0].device();
-    if (device.is_cuda() && h5.exists("/rng/cuda")) {
-      read_rng(h5, "/rng/cuda", at::globalContext().defaultGenerator(device), checked);
-    }
-  }
-  return read_state(h5);
+  const CheckpointReader reader(path);
+  reader.load(model, optimizer, expected);
+  return reader.state();
 }
 
 void check_vocabulary(const std::string& path, const TrainingState& state,
                       const std::string& vocab_sha256, const std::string& vocab_name) {
   if (state.vocab_sha256.empty()) {
     spdlog::warn(
-        "{}: a format 1 checkpoint records no vocabulary hash: cannot check that {} is "
-        "the vocabulary it was trained with",
+        "{}: the checkpoint records no vocabulary hash (the oldest format): cannot check that {} "
+        "is the vocabulary it was trained with",
         path, vocab_name);
     return;
   }

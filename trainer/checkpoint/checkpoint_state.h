@@ -19,7 +19,14 @@ Hdf5File open_checkpoint(const std::string& path);
 // Format 2 and later carry checksums and the vocabulary's hash.
 bool has_checksums(const Hdf5File& h5);
 
-// The training state stored in `h5`, its SentencePiece model verified against vocab_sha256.
+// The training state stored in `h5`, its SentencePiece model verified against vocab_sha256. A
+// file of an older format reads as this one, each field it lacks as:
+//   format 1: no checksums (its tensors load unverified, with a warning); vocab_sha256 empty
+//             (unknown: check_vocabulary warns)
+//   format 2: no state_sha256 (the attributes are not verified)
+//   format 3: no log window: an empty one (the first log line after a resume averages only the
+//             updates trained since)
+//   format 4: no tgt_tokens: -1 (unknown: a run resumed from it logs no train/tokens)
 TrainingState read_state(const Hdf5File& h5);
 
 }  // namespace nmt::checkpoint

@@ -22,6 +22,7 @@
 #include "common/atomic_file.h"
 #include "preprocess/shard_format.h"
 #include "trainer/checkpoint/checkpoint.h"
+#include "trainer/checkpoint/checkpoint_model.h"
 #include "trainer/checkpoint/checkpoint_vocabulary.h"
 
 namespace nmt::exporting {
@@ -236,11 +237,9 @@ Ct2ExportSummary export_ctranslate2(const std::string& checkpoint, const std::st
       throw std::invalid_argument(
           fmt::format("{} exists and is not empty: pass --force to replace it", out.string()));
   }
-  const auto config = checkpoint::read_checkpoint_config(checkpoint);
+  auto [config, state, model] = checkpoint::load_for_inference(checkpoint);
   check_ctranslate2_exportable(config.model, checkpoint);
   torch::NoGradGuard no_grad;
-  model::Transformer model(config.model);
-  const auto state = checkpoint::load_checkpoint(checkpoint, *model, nullptr, config);
   const auto vocab =
       checkpoint::checkpoint_vocabulary(checkpoint, state, config, {options.spm_model, {}});
   const auto variables = ctranslate2_variables(*model, checkpoint);

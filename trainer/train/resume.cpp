@@ -14,8 +14,9 @@ Resume::Resume(std::string run_dir, bool resume) : run_dir_(std::move(run_dir)) 
   const auto existing = checkpoint::list_checkpoints(run_dir_);
   if (existing.empty()) return;
   path_ = existing.back();
-  stored_ = checkpoint::read_checkpoint_config(path_);
-  step_ = checkpoint::read_training_state(path_).step;
+  reader_.emplace(path_);
+  stored_ = reader_->config();
+  step_ = reader_->state().step;
 }
 
 void Resume::restore(torch::nn::Module& model, torch::optim::Adam& optimizer,
@@ -25,7 +26,9 @@ void Resume::restore(torch::nn::Module& model, torch::optim::Adam& optimizer,
   const std::string vocab_sha256 = state.vocab_sha256;  // the shards'
   std::string vocab_model = std::move(state.vocab_model);
   const std::string run_uid = state.run_uid;
-  state = checkpoint::load_checkpoint(path_, model, &optimizer, config);
+  reader_->load(model, &optimizer, config);
+  state = reader_->state();
+  reader_.reset();
   checkpoint::check_vocabulary(path_, state, vocab_sha256, config.data.dir + " (manifest)");
   if (!run_uid.empty() && !state.run_uid.empty() && state.run_uid != run_uid) {
     throw std::runtime_error(fmt::format(

@@ -32,9 +32,10 @@ class Resume {
   const RunConfig* stored_config() const { return stored_ ? &*stored_ : nullptr; }
 
   // Loads the checkpoint into `model`, `optimizer` and `state`, and moves `batches` to its data
-  // position. `state` comes in as a fresh run's: its vocabulary (the shards': the hash, checked
-  // against the checkpoint's, and the model) and run uid (checked against the checkpoint's where
-  // both have one) stay, so that later checkpoints carry them. Does nothing for a fresh run.
+  // position, and closes the file. `state` comes in as a fresh run's: its vocabulary (the shards':
+  // the hash, checked against the checkpoint's, and the model) and run uid (checked against the
+  // checkpoint's where both have one) stay, so that later checkpoints carry them. Does nothing for
+  // a fresh run.
   void restore(torch::nn::Module& model, torch::optim::Adam& optimizer, const RunConfig& config,
                checkpoint::TrainingState& state, BatchStream& batches,
                const dist::Communicator& comm) const;
@@ -44,6 +45,8 @@ class Resume {
   std::string path_;  // the newest step checkpoint; empty for a fresh run
   std::int64_t step_ = 0;
   std::optional<RunConfig> stored_;
+  // The newest checkpoint, open until restored (pruning may delete the file while the run trains).
+  mutable std::optional<checkpoint::CheckpointReader> reader_;
 };
 
 }  // namespace nmt::train

@@ -1,11 +1,9 @@
 #pragma once
-// The tracker protocol's JSON helpers beside the checked field access it reads every wire type with
-// (common/json_fields.h: Fields, FieldError, bad_field, object_fields).
+// JSON as the tracker protocol writes it: numbers and the text on the wire. Its wire types are read
+// with common/json_fields.h.
 
 #include <nlohmann/json.hpp>
 #include <string>
-
-#include "common/json_fields.h"
 
 namespace nmt::tracker::api {
 

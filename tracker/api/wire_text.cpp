@@ -1,4 +1,4 @@
-#include "tracker/api/json_fields.h"
+#include "tracker/api/wire_text.h"
 
 #include <cmath>
 #include <cstdint>
