@@ -4,7 +4,8 @@ namespace nmt::checkpoint {
 
 CheckpointModel load_for_inference(const std::string& path) {
   const CheckpointReader reader(path);
-  CheckpointModel loaded{reader.config(), reader.state(), model::Transformer(reader.config().model)};
+  CheckpointModel loaded{reader.config(), reader.state(),
+                         model::Transformer(reader.config().model)};
   reader.load(*loaded.model, nullptr, loaded.config);
   loaded.model->eval();
   return loaded;
