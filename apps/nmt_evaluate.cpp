@@ -104,7 +104,7 @@ int evaluate(const Options& o) {
   const nmt::data::TokenBatcher batches(data, config.data, config.train.seed);
   const auto score =
       nmt::train::score_split(model, batches, config.train.label_smoothing, runtime.precision,
-                              device, nmt::dist::Communicator::self());
+                              device, nmt::distributed::Communicator::self());
   const auto vocab = nmt::checkpoint::checkpoint_vocabulary(o.checkpoint, state, config, {});
   auto bleu_settings = o.bleu;
   bleu_settings.precision = runtime.precision;

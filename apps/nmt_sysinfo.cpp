@@ -17,7 +17,7 @@
 #include "common/cli.h"
 #include "common/git_state.h"
 #include "tracker/store/schema.h"
-#include "trainer/dist/mpi_context.h"
+#include "trainer/distributed/mpi_context.h"
 #include "trainer/runtime/allocator.h"
 #include "trainer/runtime/blas_backend.h"
 #include "trainer/runtime/cuda_info.h"
@@ -75,7 +75,7 @@ nlohmann::json collect(const Options& options) {
   info["openmp_wait"] = {{"OMP_WAIT_POLICY", env("OMP_WAIT_POLICY")},
                          {"GOMP_SPINCOUNT", env("GOMP_SPINCOUNT")}};
   info["device"] = nmt::runtime::describe_device(device);
-  info["mpi"] = nmt::dist::MpiContext::library_version();
+  info["mpi"] = nmt::distributed::MpiContext::library_version();
   info["hdf5"] = fmt::format("{}.{}.{}", h5_major, h5_minor, h5_release);
   info["sqlite"] = sqlite3_libversion();
   info["tracker_schema"] = nmt::tracker::latest_schema_version();

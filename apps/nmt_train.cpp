@@ -32,7 +32,7 @@
 #include "tracking/run_tracking.h"
 #include "tracking/tracked_training.h"
 #include "trainer/checkpoint/checkpoint.h"
-#include "trainer/dist/mpi_context.h"
+#include "trainer/distributed/mpi_context.h"
 #include "trainer/model/transformer.h"
 #include "trainer/runtime/blas_backend.h"
 #include "trainer/runtime/device_assignment.h"
@@ -71,7 +71,8 @@ std::string default_run_dir() {
 
 // Provenance is read here, in main's file: nothing below main reads the environment. The run's
 // start adds the rest (precision reason, the device's environment: tracked_training.h).
-nmt::tracking::RunProvenance provenance(const nmt::dist::Communicator& world, const Options& o) {
+nmt::tracking::RunProvenance provenance(const nmt::distributed::Communicator& world,
+                                        const Options& o) {
   nmt::tracking::RunProvenance p;
   char host[256] = {0};
   if (gethostname(host, sizeof host - 1) == 0) p.host = host;
@@ -92,7 +93,7 @@ nmt::tracking::RunProvenance provenance(const nmt::dist::Communicator& world, co
 // Rank 0 takes the run directory's lock; every rank learns whether it did, so that a refused
 // start ends the whole job at once.
 std::unique_ptr<nmt::DirectoryLock> own_run_dir(const std::string& run_dir,
-                                                const nmt::dist::Communicator& world) {
+                                                const nmt::distributed::Communicator& world) {
   std::unique_ptr<nmt::DirectoryLock> lock;
   std::string refused;
   if (world.is_root()) {
@@ -117,7 +118,7 @@ std::string config_file_of(const Options& o) {
   return stored;
 }
 
-int train(nmt::RunConfig config, const Options& o, const nmt::dist::Communicator& world) {
+int train(nmt::RunConfig config, const Options& o, const nmt::distributed::Communicator& world) {
   nmt::runtime::check_blas_backend();
   if (config.data.dir.empty())
     throw std::invalid_argument("data.dir: no shards given (--data DIR)");
@@ -163,7 +164,7 @@ int train(nmt::RunConfig config, const Options& o, const nmt::dist::Communicator
     sink->add(tracked);
     // A hung or lost peer aborts the job from the watchdog: the tracked run ends failed, not
     // running.
-    nmt::dist::Communicator::set_abort_hook(
+    nmt::distributed::Communicator::set_abort_hook(
         [weak = std::weak_ptr(tracked)](const std::string& why) {
           if (auto observer = weak.lock()) observer->on_failure(why);
         });
@@ -178,7 +179,8 @@ int train(nmt::RunConfig config, const Options& o, const nmt::dist::Communicator
     // The tracked run is marked failed by now (the trainer told its observers). The other ranks
     // may be inside a collective: end them all rather than leave them waiting.
     if (world.size() > 1) {
-      nmt::dist::Communicator::abort_job(fmt::format("rank {}: {}", world.rank(), e.what()), 1);
+      nmt::distributed::Communicator::abort_job(fmt::format("rank {}: {}", world.rank(), e.what()),
+                                                1);
     }
     throw;
   }
@@ -238,7 +240,7 @@ int main(int argc, char** argv) {
   nmt::settle_openmp_waiting(argv);  // before MPI_Init: it may run the process again
   Options o;
   o.command_line = nmt::shell_command_line(argc, argv);
-  nmt::dist::MpiContext mpi(&argc, &argv);
+  nmt::distributed::MpiContext mpi(&argc, &argv);
   CLI::App app{"Train the Transformer (Vaswani et al. 2017) on nmt-preprocess shards.",
                "nmt-train"};
   auto log = nmt::apps::tool_log(app);

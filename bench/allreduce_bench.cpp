@@ -16,12 +16,12 @@
 #include <vector>
 
 #include "common/thread_pools.h"
-#include "trainer/dist/mpi_context.h"
+#include "trainer/distributed/mpi_context.h"
 
 namespace {
 
 using Clock = std::chrono::steady_clock;
-using nmt::dist::Communicator;
+using nmt::distributed::Communicator;
 constexpr int kRepeats = 7;
 constexpr std::size_t kBucketFloats = std::size_t{25} << 20 >> 2;  // dist.bucket_mb 25
 
@@ -40,9 +40,9 @@ double seconds(const Communicator& comm, F&& reduce) {
 
 int main(int argc, char** argv) {
   nmt::settle_openmp_waiting(argv);  // before MPI_Init: it may run the process again
-  nmt::dist::MpiContext mpi(&argc, &argv);
+  nmt::distributed::MpiContext mpi(&argc, &argv);
   auto& comm = mpi.world();
-  comm.watch_for_hangs(nmt::dist::HangOptions{});
+  comm.watch_for_hangs(nmt::distributed::HangOptions{});
   const int n = comm.size();
   const double ring = 2.0 * (n - 1) / std::max(n, 1);
   if (comm.is_root()) {
@@ -87,7 +87,7 @@ int main(int argc, char** argv) {
                         for (std::size_t at = 0; at < count; at += kBucketFloats) {
                           buckets.push_back(comm.start_allreduce_sum(
                               a.data() + at, std::min(kBucketFloats, count - at),
-                              nmt::dist::ElementType::kFloat32));
+                              nmt::distributed::ElementType::kFloat32));
                         }
                         comm.wait_all(buckets, "gradients");
                       }));

@@ -1,6 +1,8 @@
-// Beam search (beam 4, alpha 0.6) with and without the decoder's key/value cache, on the same
-// checkpoint and sentences in one run: sentences/s, output tokens/s and the ratio. Each mode first
-// translates a few sentences untimed (cuBLAS handles, the caching allocator, thread pools).
+// Beam search (beam 4, alpha 0.6) with the decoder's key/value cache (what the tools decode with)
+// and with every step's prefix recomputed (recomputed_steps.h), on the same checkpoint and
+// sentences in one run: sentences/s, output tokens/s and the ratio. Both search the sentences
+// sorted by length in the translator's batches (padded_batch.h, its automatic budget). Each mode
+// first searches a few sentences untimed (cuBLAS handles, the caching allocator, thread pools).
 //
 //   build/bench/beam_cache_bench --checkpoint C.h5 --spm-model spm.model [--input F] [--limit N]
 //       [--device cuda] [--precision bf16] [--json FILE]
@@ -9,6 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <fstream>
 #include <iostream>
@@ -19,6 +22,8 @@
 #include "preprocess/corpus_reader.h"
 #include "trainer/checkpoint/checkpoint.h"
 #include "trainer/checkpoint/checkpoint_model.h"
+#include "trainer/data/padded_batch.h"
+#include "trainer/decode/recomputed_steps.h"
 #include "trainer/decode/translator.h"
 #include "trainer/runtime/blas_backend.h"
 #include "trainer/runtime/device.h"
@@ -33,17 +38,42 @@ struct Run {
 
 constexpr std::size_t kWarmupSentences = 16;
 
-Run translate(nmt::decode::Translator& translator,
-              const std::vector<std::vector<std::int64_t>>& sources) {
-  const auto count = std::min(sources.size(), kWarmupSentences);
-  translator.translate_ids({sources.begin(), sources.begin() + static_cast<std::ptrdiff_t>(count)});
-  const auto start = std::chrono::steady_clock::now();
-  const auto results = translator.translate_ids(sources);
-  const double seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+// Output tokens (EOS included) of the best hypotheses of `sources` (sorted by length), searched
+// in batches of at most `budget` padded tokens.
+std::int64_t search(nmt::decode::Translator& translator, const nmt::decode::TranslateOptions& o,
+                    const std::vector<std::vector<std::int64_t>>& sources,
+                    const nmt::decode::DecoderStepsFactory& steps, const c10::Device& device) {
+  nmt::runtime::AutocastScope autocast(o.precision, device);
+  nmt::data::PaddedBudget budget(nmt::decode::auto_batch_tokens(o));
   std::int64_t tokens = 0;
-  for (const auto& r : results) tokens += static_cast<std::int64_t>(r.front().tokens.size()) + 1;
-  return {seconds, tokens};
+  std::vector<std::vector<std::int64_t>> batch;
+  const auto flush = [&] {
+    const auto src = nmt::data::padded_rows(batch, /*eos=*/true).to(device);  // [batch, src_len]
+    for (const auto& best : nmt::decode::beam_search(translator.model(), src, o.decode.beam,
+                                                     o.decode.repetition, steps)) {
+      tokens += static_cast<std::int64_t>(best.front().tokens.size()) + 1;
+    }
+    batch.clear();
+    budget.clear();
+  };
+  for (const auto& source : sources) {
+    const auto length = static_cast<std::int64_t>(source.size());
+    if (!budget.fits(length)) flush();
+    batch.push_back(source);
+    budget.add(length);
+  }
+  if (!batch.empty()) flush();
+  return tokens;
+}
+
+Run timed_search(nmt::decode::Translator& translator, const nmt::decode::TranslateOptions& o,
+                 const std::vector<std::vector<std::int64_t>>& sources,
+                 const nmt::decode::DecoderStepsFactory& steps, const c10::Device& device) {
+  const auto count = static_cast<std::ptrdiff_t>(std::min(sources.size(), kWarmupSentences));
+  search(translator, o, {sources.begin(), sources.begin() + count}, steps, device);
+  const auto start = std::chrono::steady_clock::now();
+  const auto tokens = search(translator, o, sources, steps, device);
+  return {std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), tokens};
 }
 
 }  // namespace
@@ -79,10 +109,12 @@ int main(int argc, char** argv) {
     for (std::string line; static_cast<std::int64_t>(sources.size()) < limit && lines.next(line);) {
       sources.push_back(translator.encode_line(line));
     }
-    const Run cached = translate(translator, sources);
-    options.decode.beam.use_cache = false;
-    nmt::decode::Translator uncached_translator(model, vocab, device, options);
-    const Run uncached = translate(uncached_translator, sources);
+    std::stable_sort(sources.begin(), sources.end(),
+                     [](const auto& a, const auto& b) { return a.size() < b.size(); });
+    const Run cached =
+        timed_search(translator, options, sources, nmt::decode::cached_steps, device);
+    const Run uncached =
+        timed_search(translator, options, sources, nmt::decode::recomputed_steps, device);
     const double n = static_cast<double>(sources.size());
     std::cout << fmt::format("{:<12}{:>12}{:>14}{:>14}\n", "beam 4", "seconds", "sentences/s",
                              "tokens/s");

@@ -5,7 +5,7 @@ if(NMT_WERROR)
   list(APPEND NMT_WARNINGS -Werror)
 endif()
 
-# Project code includes headers by their path from the repository root ("trainer/dist/...").
+# Project code includes headers by their path from the repository root ("trainer/distributed/...").
 function(nmt_project_target target)
   target_include_directories(${target} PUBLIC ${PROJECT_SOURCE_DIR})
   target_compile_options(${target} PRIVATE ${NMT_WARNINGS})

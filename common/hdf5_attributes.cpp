@@ -1,13 +1,13 @@
-// Hdf5File's scalar attributes (common/hdf5_file.h): variable-length UTF-8 strings as h5py writes
-// them, 64-bit integers and doubles; fixed-length strings of other writers are read too.
+// The scalar attributes of HDF5 files (common/hdf5_file.h): variable-length UTF-8 strings as h5py
+// writes them, 64-bit integers and doubles; fixed-length strings of other writers are read too.
 #include <fmt/format.h>
 
 #include "common/hdf5_file.h"
 
 namespace nmt {
 
-void Hdf5File::write_attribute(const std::string& object, const std::string& name, hid_t type,
-                               const void* value) {
+void Hdf5Writer::write_attribute(const std::string& object, const std::string& name, hid_t type,
+                                 const void* value) {
   Hdf5Handle target = open_object(object);
   if (H5Aexists(target.get(), name.c_str()) > 0) H5Adelete(target.get(), name.c_str());
   Hdf5Handle space(H5Screate(H5S_SCALAR), H5Sclose);
@@ -19,8 +19,8 @@ void Hdf5File::write_attribute(const std::string& object, const std::string& nam
   }
 }
 
-void Hdf5File::set_attribute(const std::string& object, const std::string& name,
-                             const std::string& value) {
+void Hdf5Writer::set_attribute(const std::string& object, const std::string& name,
+                               const std::string& value) {
   // Variable-length UTF-8 strings: h5py reads these back as str.
   Hdf5Handle type(H5Tcopy(H5T_C_S1), H5Tclose);
   H5Tset_size(type.get(), H5T_VARIABLE);
@@ -29,12 +29,12 @@ void Hdf5File::set_attribute(const std::string& object, const std::string& name,
   write_attribute(object, name, type.get(), &text);
 }
 
-void Hdf5File::set_attribute(const std::string& object, const std::string& name,
-                             std::int64_t value) {
+void Hdf5Writer::set_attribute(const std::string& object, const std::string& name,
+                               std::int64_t value) {
   write_attribute(object, name, H5T_NATIVE_INT64, &value);
 }
 
-void Hdf5File::set_attribute(const std::string& object, const std::string& name, double value) {
+void Hdf5Writer::set_attribute(const std::string& object, const std::string& name, double value) {
   write_attribute(object, name, H5T_NATIVE_DOUBLE, &value);
 }
 

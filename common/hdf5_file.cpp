@@ -1,30 +1,15 @@
 #include "common/hdf5_file.h"
 
-#include <fcntl.h>
 #include <fmt/format.h>
-#include <sys/statvfs.h>
-#include <unistd.h>
 
 #include <algorithm>
-#include <cerrno>
-#include <cstring>
-#include <filesystem>
-#include <iterator>
-#include <limits>
-#include <map>
+#include <utility>
 
-#include "common/atomic_file.h"
 #include "common/hdf5_streaming.h"
-
-#if __has_include(<H5FDdevelop.h>)
-#include <H5FDdevelop.h>  // the driver interface, outside hdf5.h from HDF5 1.13 on
-#endif
 
 namespace nmt {
 
 namespace {
-
-namespace fs = std::filesystem;
 
 // HDF5 prints its own error stack to stderr by default; we report errors ourselves, once, with
 // the file and object named.
@@ -80,37 +65,8 @@ hid_t Hdf5Handle::release() {
   return id;
 }
 
-Hdf5File::Hdf5File(const std::string& path, Mode mode) : path_(path) {
+Hdf5File::Hdf5File(std::string path) : path_(std::move(path)) {
   silence_hdf5_errors();
-  hid_t id = -1;
-  if (mode == Mode::kInMemory) {
-    Hdf5Handle access(H5Pcreate(H5P_FILE_ACCESS), H5Pclose);
-    H5Pset_fapl_core(access.get(), 64u << 20, /*backing_store=*/0);  // grows by 64 MiB
-    // Every object at a multiple of 8 bytes: readers that map a file (the shard reader) then see
-    // each contiguous array aligned for its type.
-    H5Pset_alignment(access.get(), 1, 8);
-    id = H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, access.get());
-  } else if (mode == Mode::kStreaming) {
-    image_ = std::make_unique<Hdf5StreamingImage>();
-    Hdf5Handle access(H5Pcreate(H5P_FILE_ACCESS), H5Pclose);
-    const StreamingDriverInfo info{image_.get()};
-    const hid_t driver = hdf5_streaming_driver();
-    // Strong: save()'s H5Fclose closes the file for good, its last bytes in the image.
-    if (driver >= 0 && H5Pset_driver(access.get(), driver, &info) >= 0 &&
-        H5Pset_fclose_degree(access.get(), H5F_CLOSE_STRONG) >= 0) {
-      id = H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, access.get());
-    }
-  } else if (mode == Mode::kCreate) {
-    id = H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
-  } else {
-    id = H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
-  }
-  if (id < 0) {
-    fail(mode == Mode::kRead ? "cannot open as HDF5 (missing, unreadable, truncated or not HDF5)"
-         : mode == Mode::kCreate ? "cannot create the file (is the directory writable?)"
-                                 : "cannot create the file in memory");
-  }
-  file_ = Hdf5Handle(id, H5Fclose);
 }
 
 // file_ closes before image_ goes: members are destroyed in reverse order.
@@ -128,30 +84,39 @@ Hdf5File& Hdf5File::operator=(Hdf5File&& other) noexcept {
   return *this;
 }
 
-void Hdf5File::save(const std::string& path, const ReservedFill& fill) {
-  if (!image_) fail("save(path, fill) needs a file created with Mode::kStreaming");
+Hdf5Reader::Hdf5Reader(const std::string& path) : Hdf5File(path) {
+  const hid_t id = H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
+  if (id < 0) fail("cannot open as HDF5 (missing, unreadable, truncated or not HDF5)");
+  file_ = Hdf5Handle(id, H5Fclose);
+}
+
+Hdf5Writer::Hdf5Writer(const std::string& path) : Hdf5File(path) {
+  image_ = std::make_unique<Hdf5StreamingImage>();
+  Hdf5Handle access(H5Pcreate(H5P_FILE_ACCESS), H5Pclose);
+  const StreamingDriverInfo info{image_.get()};
+  const hid_t driver = hdf5_streaming_driver();
+  hid_t id = -1;
+  // Strong: save()'s H5Fclose closes the file for good, its last bytes in the image.
+  if (driver >= 0 && H5Pset_driver(access.get(), driver, &info) >= 0 &&
+      H5Pset_fclose_degree(access.get(), H5F_CLOSE_STRONG) >= 0 &&
+      H5Pset_alignment(access.get(), 1, 8) >= 0) {
+    id = H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, access.get());
+  }
+  if (id < 0) fail("cannot create the file in memory");
+  file_ = Hdf5Handle(id, H5Fclose);
+}
+
+void Hdf5Writer::save(const std::string& path, const ReservedFill& fill) {
   if (file_.get() < 0) fail("already saved");
   if (H5Fclose(file_.release()) < 0) fail("cannot finish the file's structure in memory");
   write_streamed(path, *image_, fill);
-}
-
-void Hdf5File::save(const std::string& path) {
-  if (image_) return save(path, ReservedFill());
-  if (H5Fflush(file_.get(), H5F_SCOPE_LOCAL) < 0) fail("cannot finish the in-memory file");
-  const ssize_t size = H5Fget_file_image(file_.get(), nullptr, 0);
-  if (size < 0) fail("cannot read the in-memory file's image (not created with kInMemory?)");
-  std::vector<char> image(static_cast<std::size_t>(size));
-  if (H5Fget_file_image(file_.get(), image.data(), image.size()) != size) {
-    fail("cannot copy the in-memory file's image");
-  }
-  write_file_atomically(path, image.data(), image.size());
 }
 
 void Hdf5File::fail(const std::string& what) const {
   throw Hdf5Error(path_ + ": " + what);
 }
 
-void Hdf5File::create_group(const std::string& group) {
+void Hdf5Writer::create_group(const std::string& group) {
   std::string prefix;
   std::size_t start = 1;
   while (start <= group.size()) {
@@ -190,8 +155,8 @@ Hdf5Handle Hdf5File::open_object(const std::string& object) const {
   return Hdf5Handle(id, H5Oclose);
 }
 
-void Hdf5File::write_raw(const std::string& dataset, hid_t type, const void* data, std::size_t n,
-                         std::size_t chunk, int deflate_level) {
+void Hdf5Writer::write_raw(const std::string& dataset, hid_t type, const void* data, std::size_t n,
+                           std::size_t chunk, int deflate_level) {
   const auto slash = dataset.rfind('/');
   if (slash != std::string::npos && slash > 0) create_group(dataset.substr(0, slash));
   const hsize_t dims[1] = {static_cast<hsize_t>(n)};
@@ -213,8 +178,8 @@ void Hdf5File::write_raw(const std::string& dataset, hid_t type, const void* dat
   }
 }
 
-Hdf5Handle Hdf5File::create_nd(const std::string& dataset, hid_t type,
-                               const std::vector<std::int64_t>& shape, hid_t props) {
+Hdf5Handle Hdf5Writer::create_nd(const std::string& dataset, hid_t type,
+                                 const std::vector<std::int64_t>& shape, hid_t props) {
   const auto slash = dataset.rfind('/');
   if (slash != std::string::npos && slash > 0) create_group(dataset.substr(0, slash));
   std::vector<hsize_t> dims(shape.begin(), shape.end());
@@ -231,8 +196,8 @@ Hdf5Handle Hdf5File::create_nd(const std::string& dataset, hid_t type,
   return set;
 }
 
-void Hdf5File::write_nd(const std::string& dataset, hid_t type, const void* data,
-                        const std::vector<std::int64_t>& shape) {
+void Hdf5Writer::write_nd(const std::string& dataset, hid_t type, const void* data,
+                          const std::vector<std::int64_t>& shape) {
   Hdf5Handle props(H5Pcreate(H5P_DATASET_CREATE), H5Pclose);
   Hdf5Handle set = create_nd(dataset, type, shape, props.get());
   if (H5Dwrite(set.get(), type, H5S_ALL, H5S_ALL, H5P_DEFAULT, data) < 0) {
@@ -240,9 +205,8 @@ void Hdf5File::write_nd(const std::string& dataset, hid_t type, const void* data
   }
 }
 
-void Hdf5File::reserve_nd(const std::string& dataset, hid_t type,
-                          const std::vector<std::int64_t>& shape) {
-  if (!image_) fail(fmt::format("cannot reserve '{}': only a kStreaming file can", dataset));
+void Hdf5Writer::reserve_nd(const std::string& dataset, hid_t type,
+                            const std::vector<std::int64_t>& shape) {
   // Contiguous, placed now, never filled: HDF5 writes none of its bytes, save() writes them all.
   Hdf5Handle props(H5Pcreate(H5P_DATASET_CREATE), H5Pclose);
   H5Pset_layout(props.get(), H5D_CONTIGUOUS);
@@ -263,7 +227,7 @@ void Hdf5File::reserve_nd(const std::string& dataset, hid_t type,
   image_->reserved.push_back({dataset, offset, bytes});
 }
 
-std::vector<std::int64_t> Hdf5File::shape(const std::string& dataset) const {
+std::vector<std::int64_t> Hdf5Reader::shape(const std::string& dataset) const {
   Hdf5Handle set = open_object(dataset);
   Hdf5Handle space(H5Dget_space(set.get()), H5Sclose);
   const int rank = H5Sget_simple_extent_ndims(space.get());
@@ -273,7 +237,7 @@ std::vector<std::int64_t> Hdf5File::shape(const std::string& dataset) const {
   return {dims.begin(), dims.end()};
 }
 
-std::vector<std::string> Hdf5File::children(const std::string& group) const {
+std::vector<std::string> Hdf5Reader::children(const std::string& group) const {
   Hdf5Handle g = open_object(group);
   H5G_info_t info;
   if (H5Gget_info(g.get(), &info) < 0) fail(fmt::format("'{}' is not a group", group));
@@ -289,7 +253,7 @@ std::vector<std::string> Hdf5File::children(const std::string& group) const {
   return names;
 }
 
-std::size_t Hdf5File::length(const std::string& dataset) const {
+std::size_t Hdf5Reader::length(const std::string& dataset) const {
   Hdf5Handle set = open_object(dataset);
   Hdf5Handle space(H5Dget_space(set.get()), H5Sclose);
   if (H5Sget_simple_extent_ndims(space.get()) != 1) {
@@ -300,7 +264,7 @@ std::size_t Hdf5File::length(const std::string& dataset) const {
   return static_cast<std::size_t>(dims[0]);
 }
 
-void Hdf5File::read_raw(const std::string& dataset, hid_t type, void* data, std::size_t n) const {
+void Hdf5Reader::read_raw(const std::string& dataset, hid_t type, void* data, std::size_t n) const {
   Hdf5Handle set = open_object(dataset);
   Hdf5Handle stored(H5Dget_type(set.get()), H5Tclose);
   if (H5Tget_class(stored.get()) != H5Tget_class(type)) {
@@ -314,10 +278,6 @@ void Hdf5File::read_raw(const std::string& dataset, hid_t type, void* data, std:
   if (n > 0 && H5Dread(set.get(), type, H5S_ALL, H5S_ALL, H5P_DEFAULT, data) < 0) {
     fail(fmt::format("cannot read dataset '{}' (file truncated or corrupt?)", dataset));
   }
-}
-
-void Hdf5File::flush() {
-  if (H5Fflush(file_.get(), H5F_SCOPE_GLOBAL) < 0) fail("cannot flush");
 }
 
 }  // namespace nmt

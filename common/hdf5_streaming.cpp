@@ -19,7 +19,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// The virtual file driver of Mode::kStreaming: a file that lives in a Hdf5StreamingImage. HDF5
+// The virtual file driver of Hdf5Writer: a file that lives in a Hdf5StreamingImage. HDF5
 // never reaches the disk through it, so no disk error can leave the library's state broken.
 struct StreamingFile {
   H5FD_t pub;  // first: HDF5 hands back pointers to it
@@ -137,7 +137,7 @@ void check_free_space(const std::string& path, std::uint64_t size) {
 }  // namespace
 
 void write_streamed(const std::string& given, const Hdf5StreamingImage& image,
-                    const Hdf5File::ReservedFill& fill) {
+                    const Hdf5Writer::ReservedFill& fill) {
   AtomicFileWriter out(given);
   const std::string& path = out.target();
   check_free_space(path, image.eof);
@@ -151,7 +151,7 @@ void write_streamed(const std::string& given, const Hdf5StreamingImage& image,
   for (std::size_t i = 0; i < image.reserved.size(); ++i) {
     const auto& r = image.reserved[i];
     std::uint64_t written = 0;
-    const Hdf5File::ByteSink sink = [&](const void* data, std::size_t bytes) {
+    const Hdf5Writer::ByteSink sink = [&](const void* data, std::size_t bytes) {
       if (written + bytes > r.bytes) {
         throw Hdf5Error(fmt::format("{}: '{}' takes {} bytes, {} were handed to it", path, r.name,
                                     r.bytes, written + bytes));

@@ -1,5 +1,5 @@
 #pragma once
-// Mode::kStreaming's machinery (common/hdf5_file.h): the image in memory that HDF5 writes a file's
+// Hdf5Writer's machinery (common/hdf5_file.h): the image in memory that HDF5 writes a file's
 // structure into, through a virtual file driver of ours, and the checked writer that puts the
 // image and the reserved datasets' bytes on disk. Only hdf5_file.cpp uses it.
 
@@ -70,6 +70,6 @@ hid_t hdf5_streaming_driver();
 // write checked, the reserved datasets' bytes taken from `fill`, fsync, rename, the directory
 // fsynced. On failure the temporary is removed and Hdf5Error names the file and the cause.
 void write_streamed(const std::string& path, const Hdf5StreamingImage& image,
-                    const Hdf5File::ReservedFill& fill);
+                    const Hdf5Writer::ReservedFill& fill);
 
 }  // namespace nmt

@@ -74,7 +74,7 @@ void write_structured(const std::string& path, const std::uint8_t flags, Bytes& 
   const std::int64_t vocab_size = in.word();
   const std::string sources = in.rest();
 
-  nmt::Hdf5File h5(path, nmt::Hdf5File::Mode::kCreate);
+  nmt::Hdf5Writer h5(path);
   const std::size_t chunk = (flags & 2) ? 16 : 0;
   const int compression = (flags & 2) ? 1 : 0;
   if (damage != 0) h5.write("/src/tokens", src_tokens, chunk, compression);
@@ -111,6 +111,7 @@ void write_structured(const std::string& path, const std::uint8_t flags, Bytes& 
   h5.set_attribute("/", "vocab_sha256", std::string(64, '0'));
   h5.set_attribute("/", "sources", sources);
   h5.set_attribute("/", "cleaning", std::string("{}"));
+  h5.save(path);
 }
 
 }  // namespace

@@ -50,7 +50,7 @@ Extent locate(hid_t file, const std::string& path, const char* name, hid_t nativ
   if (offset == HADDR_UNDEF || offset + bytes > file_size) return extent;
   // The mapping starts on a page, so an array at an offset that is no multiple of its element's
   // size would be read through misaligned pointers (undefined behaviour): such a file is read
-  // into memory instead. The shard writer aligns its arrays (Hdf5File::Mode::kInMemory).
+  // into memory instead. The shard writer aligns its arrays (Hdf5Writer).
   if (offset % H5Tget_size(native) != 0) return extent;
   extent.mappable = true;
   extent.offset = offset;
@@ -74,7 +74,7 @@ Shard Shard::load(const std::string& path) {
   Shard shard;
   shard.path_ = path;
   {
-    Hdf5File h5(path, Hdf5File::Mode::kRead);
+    Hdf5Reader h5(path);
     const std::string format = h5.string_attribute("/", "format");
     const std::int64_t version = h5.int_attribute("/", "format_version");
     if (format != kShardFormat || version != kShardFormatVersion) {
@@ -119,7 +119,7 @@ Shard Shard::load(const std::string& path) {
     shard.map_ = std::move(map);
   } else {
     map.reset();
-    Hdf5File h5(path, Hdf5File::Mode::kRead);
+    Hdf5Reader h5(path);
     shard.owned_src_tokens_ = h5.read<std::int32_t>("/src/tokens");
     shard.owned_src_offsets_ = h5.read<std::int64_t>("/src/offsets");
     shard.owned_tgt_tokens_ = h5.read<std::int32_t>("/tgt/tokens");

@@ -37,7 +37,7 @@ void ShardWriter::flush_shard() {
   const std::string file = fmt::format("{}-{:05}.h5", header_.split, shard_index);
   const std::string path = (std::filesystem::path(dir_) / file).string();
   {
-    Hdf5File h5(path, Hdf5File::Mode::kInMemory);  // written by save(): checked, fsynced
+    Hdf5Writer h5(path);  // written by save(): checked, fsynced
     // Chunking only pays when compressing; contiguous data is the fastest to read back.
     const std::size_t chunk = compression_ > 0 ? (1u << 16) : 0;
     h5.write("/src/tokens", src_tokens_, chunk, compression_);

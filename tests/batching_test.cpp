@@ -9,6 +9,7 @@
 #include "test_utils.h"
 #include "tiny_shard_dataset.h"
 #include "trainer/data/batching.h"
+#include "trainer/data/padded_batch.h"
 
 namespace nmt {
 namespace {
@@ -85,6 +86,35 @@ TEST(Batching, EpochPlanStreamsPoolsAndMixesBlocks) {
   // Not the split's order: the first pool's blocks are not the first blocks.
   EXPECT_NE(first_pool_blocks, (std::set<std::int64_t>{0, 1}));
   EXPECT_NE(batcher.pool_plan(4, 0), batcher.pool_plan(3, 0));
+}
+
+// The padded-size rule training and translation share: a batch of length-sorted sequences takes
+// the next one while rows x (longest + 1) stays within the budget, and a sequence longer than the
+// budget still makes a batch of one.
+TEST(PaddedBatch, BudgetCountsRowsTimesTheLongestWithItsEos) {
+  data::PaddedBudget budget(12);
+  EXPECT_TRUE(budget.fits(20));  // alone, whatever its length
+  budget.add(2);                 // 1 x 3
+  EXPECT_TRUE(budget.fits(3));   // 2 x 4 = 8
+  budget.add(3);
+  EXPECT_TRUE(budget.fits(3));   // 3 x 4 = 12
+  EXPECT_FALSE(budget.fits(4));  // 3 x 5 = 15
+  budget.add(3);
+  EXPECT_FALSE(budget.fits(3));  // 4 x 4 = 16
+  budget.clear();
+  EXPECT_TRUE(budget.fits(11));  // 1 x 12 after clear()
+
+  const std::vector<std::vector<std::int64_t>> rows = {{5, 6}, {}, {7, 8, 9}};
+  const auto with_eos = data::padded_rows(rows, /*eos=*/true);  // [3, 4]
+  const auto with_bos = data::padded_rows(rows, /*eos=*/false);
+  const std::int64_t E = preprocess::kEosId, B = preprocess::kBosId;
+  EXPECT_EQ(with_eos.sizes(), (std::vector<std::int64_t>{3, 4}));
+  EXPECT_EQ(std::vector<std::int64_t>(with_eos.data_ptr<std::int64_t>(),
+                                      with_eos.data_ptr<std::int64_t>() + 12),
+            (std::vector<std::int64_t>{5, 6, E, 0, E, 0, 0, 0, 7, 8, 9, E}));
+  EXPECT_EQ(std::vector<std::int64_t>(with_bos.data_ptr<std::int64_t>(),
+                                      with_bos.data_ptr<std::int64_t>() + 12),
+            (std::vector<std::int64_t>{B, 5, 6, 0, B, 0, 0, 0, B, 7, 8, 9}));
 }
 
 }  // namespace

@@ -122,7 +122,7 @@ TEST(StreamingHdf5File, WritesReservedDatasetsAtTheirPlaces) {
     data.push_back(ramp(static_cast<std::size_t>(n), static_cast<float>(data.size() * 1000)));
   }
   {
-    Hdf5File h5(path, Hdf5File::Mode::kStreaming);
+    Hdf5Writer h5(path);
     h5.write("/small/ids", std::vector<std::int32_t>{4, 5, 6});
     for (std::size_t i = 0; i < shapes.size(); ++i) {
       const std::string name = "/big/t" + std::to_string(i);
@@ -130,7 +130,7 @@ TEST(StreamingHdf5File, WritesReservedDatasetsAtTheirPlaces) {
       h5.set_attribute(name, "index", static_cast<std::int64_t>(i));
     }
     h5.set_attribute("/", "title", std::string("streamed"));
-    h5.save(path, [&](std::size_t i, const Hdf5File::ByteSink& write) {
+    h5.save(path, [&](std::size_t i, const Hdf5Writer::ByteSink& write) {
       const auto* bytes = reinterpret_cast<const char*>(data[i].data());
       const std::size_t size = data[i].size() * sizeof(float), half = size / 2;
       write(bytes, half);  // in two pieces
@@ -138,7 +138,7 @@ TEST(StreamingHdf5File, WritesReservedDatasetsAtTheirPlaces) {
     });
   }
   EXPECT_EQ(files_in(dir.path()), std::set<std::string>{"s.h5"});
-  Hdf5File h5(path, Hdf5File::Mode::kRead);
+  Hdf5Reader h5(path);
   EXPECT_EQ(h5.read<std::int32_t>("/small/ids"), (std::vector<std::int32_t>{4, 5, 6}));
   EXPECT_EQ(h5.string_attribute("/", "title"), "streamed");
   for (std::size_t i = 0; i < shapes.size(); ++i) {
@@ -156,15 +156,15 @@ TEST(StreamingHdf5File, AFailedFillLeavesTheEarlierFileAndNoTemporary) {
   const std::string path = dir.file("s.h5");
   testing::write_text(path, "earlier");
   const auto values = ramp(1000, 0);
-  const auto reserve_two = [&](Hdf5File& h5) {
+  const auto reserve_two = [&](Hdf5Writer& h5) {
     h5.reserve_array<float>("/a", {1000});
     h5.reserve_array<float>("/b", {1000});
   };
   {
-    Hdf5File h5(path, Hdf5File::Mode::kStreaming);
+    Hdf5Writer h5(path);
     reserve_two(h5);
     NMT_EXPECT_THROW_WITH(h5.save(path,
-                                  [&](std::size_t i, const Hdf5File::ByteSink& write) {
+                                  [&](std::size_t i, const Hdf5Writer::ByteSink& write) {
                                     if (i == 1) throw std::runtime_error("the source failed");
                                     write(values.data(), values.size() * sizeof(float));
                                   }),
@@ -173,11 +173,11 @@ TEST(StreamingHdf5File, AFailedFillLeavesTheEarlierFileAndNoTemporary) {
   EXPECT_EQ(read_text(path), "earlier");
   EXPECT_EQ(files_in(dir.path()), std::set<std::string>{"s.h5"});
   {
-    Hdf5File h5(path, Hdf5File::Mode::kStreaming);
+    Hdf5Writer h5(path);
     reserve_two(h5);
     NMT_EXPECT_THROW_WITH(
         h5.save(path,
-                [&](std::size_t, const Hdf5File::ByteSink& write) { write(values.data(), 10); }),
+                [&](std::size_t, const Hdf5Writer::ByteSink& write) { write(values.data(), 10); }),
         Hdf5Error, path.c_str(), "'/a' takes 4000 bytes, only 10");
   }
   EXPECT_EQ(read_text(path), "earlier");
@@ -379,16 +379,16 @@ TEST(CheckpointStreaming, AFullDiskLeavesNoTemporaryAndTheEarlierCheckpoint) {
 
   fs::remove(first);
   const auto values = ramp(256 * 1024, 0);  // 1 MiB
-  Hdf5File h5(small + "/s.h5", Hdf5File::Mode::kStreaming);
+  Hdf5Writer h5(small + "/s.h5");
   h5.reserve_array<float>("/values", {static_cast<std::int64_t>(values.size())});
-  h5.save(small + "/s.h5", [&](std::size_t, const Hdf5File::ByteSink& write) {
+  h5.save(small + "/s.h5", [&](std::size_t, const Hdf5Writer::ByteSink& write) {
     std::ofstream filler(small + "/filler", std::ios::binary);
     const std::vector<char> block(64 * 1024, 'x');
     while (filler.write(block.data(), block.size())) {
     }
     write(values.data(), values.size() * sizeof(float));
   });
-  Hdf5File back(small + "/s.h5", Hdf5File::Mode::kRead);
+  Hdf5Reader back(small + "/s.h5");
   std::vector<float> read_back(values.size());
   back.read_array("/values", read_back.data(), read_back.size());
   EXPECT_EQ(read_back, values);

@@ -27,6 +27,7 @@
 #include "trainer/decode/attention_svg.h"
 #include "trainer/decode/beam_search.h"
 #include "trainer/decode/greedy.h"
+#include "trainer/decode/recomputed_steps.h"
 #include "trainer/decode/translator.h"
 #include "trainer/model/transformer.h"
 
@@ -172,10 +173,9 @@ TEST(Decode, CachedBeamSearchEqualsRecomputation) {
   // not depend on the type.
   auto m = random_model(8);
   m->to(at::kDouble);
-  BeamOptions o = n_best(3, 12);
+  const BeamOptions o = n_best(3, 12);
   const auto cached = beam_search(m, sources(), o);
-  o.use_cache = false;
-  const auto recomputed = beam_search(m, sources(), o);
+  const auto recomputed = beam_search(m, sources(), o, {}, recomputed_steps);
   expect_same_hypotheses(cached, recomputed, 1e-4);
 }
 

@@ -13,10 +13,10 @@
 #include "common/run_layout.h"
 #include "mpi_test_main.h"
 #include "tiny_training.h"
-#include "trainer/dist/device_collective.h"
-#include "trainer/dist/gradient_reducer.h"
-#include "trainer/dist/mpi_context.h"
-#include "trainer/dist/replica_check.h"
+#include "trainer/distributed/device_collective.h"
+#include "trainer/distributed/gradient_reducer.h"
+#include "trainer/distributed/mpi_context.h"
+#include "trainer/distributed/replica_check.h"
 #include "trainer/runtime/device_assignment.h"
 #include "trainer/train/trainer.h"
 
@@ -27,7 +27,7 @@ using testing::load_model;
 using testing::sink_in;
 using testing::TempDir;
 
-dist::Communicator* g_world = nullptr;
+distributed::Communicator* g_world = nullptr;
 
 // A scratch directory that every rank sees: rank 0 creates (and later removes) it.
 class SharedDir {
@@ -53,7 +53,7 @@ at::Tensor coefficients(const at::Tensor& p, int rank, int batch, int tensor) {
 }
 
 void check_reducer(bool overlap, c10::Device device = c10::Device(c10::kCPU),
-                   dist::DeviceCollective* collective = nullptr) {
+                   distributed::DeviceCollective* collective = nullptr) {
   std::vector<at::Tensor> params;
   const std::vector<std::vector<std::int64_t>> shapes = {{1}, {7}, {1023}, {3, 5, 7}, {13}, {2, 3}};
   for (std::size_t i = 0; i < shapes.size(); ++i) {
@@ -61,11 +61,11 @@ void check_reducer(bool overlap, c10::Device device = c10::Device(c10::kCPU),
     params.push_back(
         at::zeros(shapes[i], at::TensorOptions().dtype(type).device(device)).requires_grad_(true));
   }
-  dist::ReducerOptions options;
+  distributed::ReducerOptions options;
   options.bucket_mb = 600.0 / (1024 * 1024);  // 600 bytes: small tensors share, big ones split
   options.overlap = overlap;
   options.device_collective = collective;
-  dist::GradientReducer reducer(params, *g_world, options);
+  distributed::GradientReducer reducer(params, *g_world, options);
   EXPECT_GE(reducer.bucket_count(), 4u);
   const auto sizes = reducer.bucket_elements();
   EXPECT_EQ(std::accumulate(sizes.begin(), sizes.end(), std::int64_t{0}),
@@ -107,7 +107,7 @@ TEST(GradientReducer, OverlappedHooksGiveTheSameSums) {
 // has a GPU of its own (on one GPU: this binary started as a single process).
 TEST(GradientReducer, NcclGivesTheSameSumsOnGpus) {
   if (!torch::cuda::is_available()) GTEST_SKIP() << "no CUDA device";
-  if (!dist::nccl_available()) GTEST_SKIP() << "this LibTorch has no c10d NCCL";
+  if (!distributed::nccl_available()) GTEST_SKIP() << "this LibTorch has no c10d NCCL";
   const int gpus = static_cast<int>(torch::cuda::device_count());
   if (gpus < g_world->local_size()) {
     GTEST_SKIP() << g_world->local_size() << " ranks on this node but " << gpus << " GPU(s)";
@@ -118,17 +118,17 @@ TEST(GradientReducer, NcclGivesTheSameSumsOnGpus) {
   request.visible = gpus;
   const c10::Device device(c10::kCUDA,
                            static_cast<c10::DeviceIndex>(runtime::assign_device(request).index));
-  auto nccl = dist::make_nccl_collective(*g_world, 60.0);
+  auto nccl = distributed::make_nccl_collective(*g_world, 60.0);
   check_reducer(false, device, nccl.get());
   check_reducer(true, device, nccl.get());
 }
 
 TEST(ReplicaCheck, BroadcastMakesReplicasEqualAndTheCheckSeesDifferences) {
   std::vector<at::Tensor> tensors = {at::full({5}, g_world->rank() + 1.0f)};
-  EXPECT_THROW(dist::verify_replicas(tensors, *g_world), std::runtime_error);
-  dist::broadcast_tensors(tensors, *g_world);
+  EXPECT_THROW(distributed::verify_replicas(tensors, *g_world), std::runtime_error);
+  distributed::broadcast_tensors(tensors, *g_world);
   EXPECT_TRUE(at::equal(tensors[0], at::full({5}, 1.0f)));
-  EXPECT_NO_THROW(dist::verify_replicas(tensors, *g_world));
+  EXPECT_NO_THROW(distributed::verify_replicas(tensors, *g_world));
 }
 
 // The runs compared below agree to the last bits (the tolerance is 1e-6) on any CPU (Xeon, Zen 3,
@@ -263,7 +263,7 @@ TEST(DataParallel, ATimeBudgetsCooldownGivesEveryRankTheSameRates) {
   const auto result = trainer.run(false);
   EXPECT_TRUE(result.out_of_time);
   ASSERT_FALSE(parameters.empty());
-  EXPECT_NO_THROW(dist::verify_replicas(parameters, *g_world));
+  EXPECT_NO_THROW(distributed::verify_replicas(parameters, *g_world));
   if (result.steps >= 2) {
     // Not vacuous: the cooled-down rates were not all 0.
     EXPECT_FALSE(at::equal(first, parameters[0]));

@@ -18,10 +18,10 @@
 #include <iostream>
 #include <thread>
 
-#include "trainer/dist/mpi_context.h"
+#include "trainer/distributed/mpi_context.h"
 
 int main(int argc, char** argv) {
-  nmt::dist::MpiContext mpi(&argc, &argv);
+  nmt::distributed::MpiContext mpi(&argc, &argv);
   auto& world = mpi.world();
   const bool slow_root = argc > 1 && std::strcmp(argv[1], "slow-root") == 0;
   const bool late_peer = argc > 1 && std::strcmp(argv[1], "late-peer") == 0;
@@ -30,7 +30,7 @@ int main(int argc, char** argv) {
     std::cerr << "usage: hang_probe slow-root|late-peer|frozen-root\n";
     return 2;
   }
-  nmt::dist::HangOptions hang;
+  nmt::distributed::HangOptions hang;
   hang.timeout_s = 2.0;
   hang.root_grace_s = 2.0;
   hang.long_timeout_s = 600.0;
@@ -44,7 +44,7 @@ int main(int argc, char** argv) {
   if (frozen_root && world.is_root())
     std::cout << "rank 0 at the barrier, pid " << getpid() << std::endl;
   {
-    nmt::dist::Communicator::LongWait patient(world);
+    nmt::distributed::Communicator::LongWait patient(world);
     world.barrier();
   }
   if (world.is_root()) std::cout << "barrier passed\n";

@@ -20,7 +20,7 @@ TEST(Hdf5File, RoundTripsDatasetsAndAttributes) {
   std::vector<float> weights(10000);
   for (std::size_t i = 0; i < weights.size(); ++i) weights[i] = 0.5f * static_cast<float>(i);
   {
-    Hdf5File file(path, Hdf5File::Mode::kCreate);
+    Hdf5Writer file(path);
     file.write("/train/src/tokens", tokens);
     file.write("/train/src/offsets", offsets);
     file.write("/params/weight", weights, /*chunk=*/4096);
@@ -28,8 +28,9 @@ TEST(Hdf5File, RoundTripsDatasetsAndAttributes) {
     file.set_attribute("/", "version", std::int64_t{3});
     file.set_attribute("/train", "ratio", 1.5);
     file.set_attribute("/train/src/tokens", "note", std::string("UTF-8 ✓ äöü"));
+    file.save(path);
   }
-  Hdf5File file(path, Hdf5File::Mode::kRead);
+  Hdf5Reader file(path);
   EXPECT_EQ(file.read<std::int32_t>("/train/src/tokens"), tokens);
   EXPECT_EQ(file.read<std::int64_t>("/train/src/offsets"), offsets);
   EXPECT_EQ(file.read<float>("/params/weight"), weights);
@@ -45,19 +46,24 @@ TEST(Hdf5File, RoundTripsDatasetsAndAttributes) {
 TEST(Hdf5File, EmptyDatasetRoundTrips) {
   TempDir dir;
   const auto path = dir.file("empty.h5");
-  { Hdf5File(path, Hdf5File::Mode::kCreate).write("/empty", std::vector<double>{}, 16); }
-  EXPECT_TRUE(Hdf5File(path, Hdf5File::Mode::kRead).read<double>("/empty").empty());
+  {
+    Hdf5Writer file(path);
+    file.write("/empty", std::vector<double>{}, 16);
+    file.save(path);
+  }
+  EXPECT_TRUE(Hdf5Reader(path).read<double>("/empty").empty());
 }
 
 TEST(Hdf5File, ErrorsNameFileAndObject) {
   TempDir dir;
   const auto path = dir.file("errors.h5");
   {
-    Hdf5File file(path, Hdf5File::Mode::kCreate);
+    Hdf5Writer file(path);
     file.write("/ints", std::vector<std::int32_t>{1, 2});
     file.set_attribute("/", "ratio", 0.5);
+    file.save(path);
   }
-  Hdf5File file(path, Hdf5File::Mode::kRead);
+  Hdf5Reader file(path);
   NMT_EXPECT_THROW_WITH(file.read<std::int32_t>("/missing"), Hdf5Error, "errors.h5", "'/missing'");
   NMT_EXPECT_THROW_WITH(file.read<float>("/ints"), Hdf5Error, "'/ints'", "element type");
   NMT_EXPECT_THROW_WITH(file.int_attribute("/", "ratio"), Hdf5Error, "'ratio'", "not an integer");
@@ -66,17 +72,17 @@ TEST(Hdf5File, ErrorsNameFileAndObject) {
 
 TEST(Hdf5File, RejectsMissingAndTruncatedFiles) {
   TempDir dir;
-  NMT_EXPECT_THROW_WITH(Hdf5File(dir.file("nope.h5"), Hdf5File::Mode::kRead), Hdf5Error, "nope.h5",
-                        "cannot open");
+  NMT_EXPECT_THROW_WITH(Hdf5Reader(dir.file("nope.h5")), Hdf5Error, "nope.h5", "cannot open");
   const auto path = dir.file("cut.h5");
   {
-    Hdf5File file(path, Hdf5File::Mode::kCreate);
+    Hdf5Writer file(path);
     file.write("/big", std::vector<double>(100000, 1.0));
+    file.save(path);
   }
   std::filesystem::resize_file(path, std::filesystem::file_size(path) / 2);
   EXPECT_THROW(
       {
-        Hdf5File file(path, Hdf5File::Mode::kRead);
+        Hdf5Reader file(path);
         file.read<double>("/big");
       },
       Hdf5Error);

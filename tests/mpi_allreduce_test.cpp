@@ -6,9 +6,9 @@
 #include <numeric>
 
 #include "mpi_test_main.h"
-#include "trainer/dist/mpi_context.h"
+#include "trainer/distributed/mpi_context.h"
 
-namespace nmt::dist {
+namespace nmt::distributed {
 namespace {
 
 Communicator* g_mpi = nullptr;
@@ -86,8 +86,8 @@ TEST(Mpi, BroadcastCopiesRootState) {
 }
 
 }  // namespace
-}  // namespace nmt::dist
+}  // namespace nmt::distributed
 
 int main(int argc, char** argv) {
-  return nmt::testing::run_mpi_tests(argc, argv, nmt::dist::g_mpi);
+  return nmt::testing::run_mpi_tests(argc, argv, nmt::distributed::g_mpi);
 }

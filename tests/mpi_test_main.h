@@ -4,12 +4,12 @@
 
 #include <gtest/gtest.h>
 
-#include "trainer/dist/mpi_context.h"
+#include "trainer/distributed/mpi_context.h"
 
 namespace nmt::testing {
 
-inline int run_mpi_tests(int argc, char** argv, dist::Communicator*& world) {
-  dist::MpiContext mpi(&argc, &argv);
+inline int run_mpi_tests(int argc, char** argv, distributed::Communicator*& world) {
+  distributed::MpiContext mpi(&argc, &argv);
   world = &mpi.world();
   ::testing::InitGoogleTest(&argc, argv);
   // Every rank's failures still set its exit code; mpirun fails the job when any rank fails.

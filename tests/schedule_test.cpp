@@ -6,16 +6,16 @@
 
 #include "test_utils.h"
 #include "trainer/config/train_config.h"
-#include "trainer/dist/communicator.h"
+#include "trainer/distributed/communicator.h"
 #include "trainer/train/schedule.h"
-#include "trainer/train/update_votes.h"
+#include "trainer/train/update_agreement.h"
 
 namespace nmt {
 namespace {
 
 using Clock = train::Schedule::Clock;
 using train::Schedule;
-using train::UpdateVotes;
+using train::UpdateAgreement;
 
 const Clock::time_point t0 = Clock::time_point{} + std::chrono::hours(1);
 
@@ -36,33 +36,33 @@ CheckpointConfig checkpoint_config() {
   return c;
 }
 
-UpdateVotes stop_votes(StopReason reason) {
-  UpdateVotes v;
+UpdateAgreement stop_votes(StopReason reason) {
+  UpdateAgreement v;
   v.vote_stop(reason);
   return v;
 }
 
 // The votes of the update on which the time budget runs out.
-UpdateVotes out_of_time_votes() {
-  UpdateVotes v;
+UpdateAgreement out_of_time_votes() {
+  UpdateAgreement v;
   v.out_of_time = true;
   return v;
 }
 
 TEST(Schedule, LogsEveryLogStepTheLastStepAndAStop) {
   Schedule s(train_config(), checkpoint_config(), true, 1, t0);
-  const UpdateVotes none;
+  const UpdateAgreement none;
   EXPECT_TRUE(s.log(20, none));
   EXPECT_FALSE(s.log(21, none));
   EXPECT_TRUE(s.log(1000, none)) << "the last step";
-  const UpdateVotes out = out_of_time_votes();
+  const UpdateAgreement out = out_of_time_votes();
   EXPECT_TRUE(s.log(21, out)) << "the time budget's last step";
   EXPECT_TRUE(s.log(21, stop_votes(StopReason::kPreempted))) << "a stop";
 }
 
 TEST(Schedule, ValidatesOnItsStepsAndTheLastButBleuNotOnAStop) {
   Schedule s(train_config(), checkpoint_config(), true, 1, t0);
-  const UpdateVotes none;
+  const UpdateAgreement none;
   EXPECT_TRUE(s.validate(300, none));
   EXPECT_FALSE(s.validate(301, none));
   EXPECT_TRUE(s.validate(1000, none));
@@ -71,7 +71,7 @@ TEST(Schedule, ValidatesOnItsStepsAndTheLastButBleuNotOnAStop) {
   EXPECT_TRUE(s.validate_bleu(500, none));
   EXPECT_FALSE(s.validate_bleu(300, none));
   EXPECT_FALSE(s.validate_bleu(500, stop)) << "BLEU is a metric only: not on a stop";
-  const UpdateVotes out = out_of_time_votes();
+  const UpdateAgreement out = out_of_time_votes();
   EXPECT_TRUE(s.validate_bleu(333, out)) << "the time budget's last step";
 
   Schedule without(train_config(), checkpoint_config(), false, 1, t0);
@@ -84,13 +84,13 @@ TEST(Schedule, ValidatesOnItsStepsAndTheLastButBleuNotOnAStop) {
 
 TEST(Schedule, ChecksByStepsAtTheEndAndWhenTheRunEndsEarly) {
   Schedule s(train_config(), checkpoint_config(), true, 1, t0);
-  const UpdateVotes none;
+  const UpdateAgreement none;
   EXPECT_TRUE(s.checkpoint(500, none, t0));
   EXPECT_FALSE(s.checkpoint(501, none, t0));
   EXPECT_TRUE(s.checkpoint(1000, none, t0));
   EXPECT_TRUE(s.checkpoint(501, stop_votes(StopReason::kPreempted), t0));
   EXPECT_TRUE(s.checkpoint(501, stop_votes(StopReason::kUnrecorded), t0));
-  const UpdateVotes out = out_of_time_votes();
+  const UpdateAgreement out = out_of_time_votes();
   EXPECT_TRUE(s.checkpoint(501, out, t0));
   train::ValidationRecord record{std::numeric_limits<double>::infinity(), 0};
   s.record_validation(record, 2.0);
@@ -104,7 +104,7 @@ TEST(Schedule, CheckpointMinutesAreTheClockWithOneRankAndTheVoteWithSeveral) {
   auto c = checkpoint_config();
   c.every_minutes = 10;
   Schedule one(train_config(), c, true, 1, t0);
-  const UpdateVotes none;
+  const UpdateAgreement none;
   EXPECT_FALSE(one.checkpoint(501, none, t0 + std::chrono::minutes(9)));
   EXPECT_TRUE(one.checkpoint_time_is_up(t0 + std::chrono::minutes(10)));
   EXPECT_TRUE(one.checkpoint(501, none, t0 + std::chrono::minutes(10)));
@@ -114,7 +114,7 @@ TEST(Schedule, CheckpointMinutesAreTheClockWithOneRankAndTheVoteWithSeveral) {
   Schedule several(train_config(), c, true, 4, t0);
   EXPECT_FALSE(several.checkpoint(501, none, t0 + std::chrono::minutes(30)))
       << "rank 0's vote decides, not this rank's clock";
-  UpdateVotes by_time;
+  UpdateAgreement by_time;
   by_time.checkpoint_by_time = true;
   EXPECT_TRUE(several.checkpoint(501, by_time, t0));
 }
@@ -151,7 +151,7 @@ TEST(Schedule, ARunWhoseBudgetWasSpentBeforeEndsAtOnce) {
 }
 
 TEST(Schedule, EndsOnTheTimeBudgetAStopOrAnEarlyStop) {
-  const UpdateVotes none;
+  const UpdateAgreement none;
   {
     Schedule s(train_config(), checkpoint_config(), true, 1, t0);
     s.start(0.0, t0);
@@ -167,7 +167,7 @@ TEST(Schedule, EndsOnTheTimeBudgetAStopOrAnEarlyStop) {
   }
   {
     Schedule s(train_config(), checkpoint_config(), true, 1, t0);
-    UpdateVotes out = stop_votes(StopReason::kPreempted);
+    UpdateAgreement out = stop_votes(StopReason::kPreempted);
     out.out_of_time = true;
     const auto& ending = s.conclude(500, out);
     EXPECT_TRUE(ending.out_of_time);
@@ -188,15 +188,15 @@ TEST(Schedule, EndsOnTheTimeBudgetAStopOrAnEarlyStop) {
   }
 }
 
-TEST(UpdateVotes, TravelAsOneVectorAndAgreeOnTheStrongestStop) {
-  UpdateVotes v;
+TEST(UpdateAgreement, TravelAsOneVectorAndAgreeOnTheStrongestStop) {
+  UpdateAgreement v;
   v.tgt_tokens = 1234;
   v.src_tokens = 987;
   v.checkpoint_by_time = true;
   v.out_of_time = true;
   v.done_fraction = 0.25;
   v.vote_stop(StopReason::kInterrupted);
-  const auto back = UpdateVotes::from_vector(v.to_vector());
+  const auto back = UpdateAgreement::from_vector(v.to_vector());
   EXPECT_EQ(back.tgt_tokens, 1234);
   EXPECT_EQ(back.src_tokens, 987);
   EXPECT_TRUE(back.checkpoint_by_time);
@@ -208,15 +208,15 @@ TEST(UpdateVotes, TravelAsOneVectorAndAgreeOnTheStrongestStop) {
   auto sums = stop_votes(StopReason::kPreempted).to_vector();
   const auto interrupted = stop_votes(StopReason::kInterrupted).to_vector();
   for (std::size_t i = 0; i < sums.size(); ++i) sums[i] += interrupted[i];
-  EXPECT_EQ(UpdateVotes::from_vector(sums).stop(), StopReason::kInterrupted)
+  EXPECT_EQ(UpdateAgreement::from_vector(sums).stop(), StopReason::kInterrupted)
       << "a person's interrupt wins over preemption";
   const auto unrecorded = stop_votes(StopReason::kUnrecorded).to_vector();
   for (std::size_t i = 0; i < sums.size(); ++i) sums[i] += unrecorded[i];
-  EXPECT_EQ(UpdateVotes::from_vector(sums).stop(), StopReason::kUnrecorded);
-  EXPECT_EQ(UpdateVotes().stop(), StopReason::kNone);
-  EXPECT_THROW(UpdateVotes::from_vector({1.0, 2.0}), std::invalid_argument);
+  EXPECT_EQ(UpdateAgreement::from_vector(sums).stop(), StopReason::kUnrecorded);
+  EXPECT_EQ(UpdateAgreement().stop(), StopReason::kNone);
+  EXPECT_THROW(UpdateAgreement::from_vector({1.0, 2.0}), std::invalid_argument);
 
-  const auto agreed = train::agree(v, dist::Communicator::self());
+  const auto agreed = train::agree(v, distributed::Communicator::self());
   EXPECT_EQ(agreed.tgt_tokens, 1234);
   EXPECT_DOUBLE_EQ(agreed.done_fraction, 0.25) << "rank 0's done fraction";
 }

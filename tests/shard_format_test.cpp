@@ -103,7 +103,7 @@ TEST(ShardFormat, LayoutMatchesTheDocumentationThroughTheCApi) {
   H5Tclose(type);
   H5Dclose(tokens);
   H5Fclose(file);
-  Hdf5File h5(path, Hdf5File::Mode::kRead);
+  Hdf5Reader h5(path);
   EXPECT_EQ(h5.string_attribute("/", "format"), "nmt-shard");
   EXPECT_EQ(h5.int_attribute("/", "format_version"), kShardFormatVersion);
   EXPECT_EQ(h5.string_attribute("/", "split"), "train");
@@ -190,7 +190,7 @@ struct RawShard {
 // A current-version shard of split "train" (vocabulary of 10) holding `raw` as it is, one pair per
 // index entry: for shards the writer would never produce.
 void write_raw_shard(const std::string& path, const RawShard& raw) {
-  Hdf5File h5(path, Hdf5File::Mode::kCreate);
+  Hdf5Writer h5(path);
   h5.set_attribute("/", "format", std::string("nmt-shard"));
   h5.set_attribute("/", "format_version", kShardFormatVersion);
   h5.set_attribute("/", "split", std::string("train"));
@@ -203,15 +203,17 @@ void write_raw_shard(const std::string& path, const RawShard& raw) {
   h5.write("/src/offsets", raw.src_offsets);
   h5.write("/tgt/offsets", raw.tgt_offsets);
   h5.write("/index", raw.index);
+  h5.save(path);
 }
 
 TEST(ShardFormat, ForeignVersionAndBadTokensAreRefused) {
   TempDir dir;
   const auto path = dir.file("old.h5");
   {
-    Hdf5File h5(path, Hdf5File::Mode::kCreate);
+    Hdf5Writer h5(path);
     h5.set_attribute("/", "format", std::string("nmt-shard"));
     h5.set_attribute("/", "format_version", std::int64_t{99});
+    h5.save(path);
   }
   NMT_EXPECT_THROW_WITH(Shard::load(path), std::runtime_error, "old.h5", "version 99");
 

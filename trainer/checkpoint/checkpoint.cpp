@@ -20,7 +20,7 @@ namespace {
 
 using optim::adam_state_key;
 
-void write_optimizer(Hdf5File& h5, TensorWriter& tensors, const torch::nn::Module& model,
+void write_optimizer(Hdf5Writer& h5, TensorWriter& tensors, const torch::nn::Module& model,
                      const torch::optim::Adam& adam) {
   std::int64_t step = 0;
   for (const auto& item : model.named_parameters()) {
@@ -34,7 +34,7 @@ void write_optimizer(Hdf5File& h5, TensorWriter& tensors, const torch::nn::Modul
   h5.set_attribute("/", "optimizer_step", step);
 }
 
-void read_optimizer(const Hdf5File& h5, const torch::nn::Module& model, torch::optim::Adam& adam,
+void read_optimizer(const Hdf5Reader& h5, const torch::nn::Module& model, torch::optim::Adam& adam,
                     bool checked) {
   const std::int64_t step = h5.int_attribute("/", "optimizer_step");
   for (const auto& item : model.named_parameters()) {
@@ -68,8 +68,9 @@ void read_optimizer(const Hdf5File& h5, const torch::nn::Module& model, torch::o
 
 // Hands `use` every parameter of `like` as stored in the checkpoint `h5`, whose config is
 // `stored` (see CheckpointReader::read_parameters).
-void read_model_tensors(const Hdf5File& h5, const RunConfig& stored, const torch::nn::Module& like,
-                        const RunConfig& expected, const ParameterUse& use) {
+void read_model_tensors(const Hdf5Reader& h5, const RunConfig& stored,
+                        const torch::nn::Module& like, const RunConfig& expected,
+                        const ParameterUse& use) {
   const std::string& path = h5.path();
   const auto differences = model_config_differences(stored.model, expected.model);
   if (!differences.empty()) {
@@ -116,7 +117,7 @@ void save_checkpoint(const std::string& path, const torch::nn::Module& model,
   try {
     // HDF5 builds the structure in memory and never meets a full disk itself; the tensors' bytes
     // go from their memory into the file by checked writes of ours.
-    Hdf5File h5(path, Hdf5File::Mode::kStreaming);
+    Hdf5Writer h5(path);
     TensorWriter tensors(h5);
     for (const auto& item : model.named_parameters())
       tensors.add("/model/" + item.key(), item.value());
@@ -138,7 +139,7 @@ void save_checkpoint(const std::string& path, const torch::nn::Module& model,
 }
 
 CheckpointReader::CheckpointReader(const std::string& path)
-    : path_(path), h5_(std::make_unique<Hdf5File>(open_checkpoint(path))) {
+    : path_(path), h5_(std::make_unique<Hdf5Reader>(open_checkpoint(path))) {
   state_ = read_state(*h5_);
   config_ = parse_run_config(h5_->string_attribute("/", "config"), path + " (stored config)");
 }

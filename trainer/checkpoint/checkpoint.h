@@ -47,7 +47,7 @@
 #include "trainer/config/train_config.h"
 
 namespace nmt {
-class Hdf5File;
+class Hdf5Reader;
 }
 
 namespace nmt::checkpoint {
@@ -119,7 +119,7 @@ class CheckpointReader {
 
  private:
   std::string path_;
-  std::unique_ptr<Hdf5File> h5_;
+  std::unique_ptr<Hdf5Reader> h5_;
   TrainingState state_;
   RunConfig config_;
 };

@@ -97,7 +97,7 @@ std::string state_checksum(const Hdf5File& h5) {
 
 }  // namespace
 
-void write_state(Hdf5File& h5, const TrainingState& s, const RunConfig& config) {
+void write_state(Hdf5Writer& h5, const TrainingState& s, const RunConfig& config) {
   h5.set_attribute("/", "format", std::string(kCheckpointFormat));
   h5.set_attribute("/", "format_version", kCheckpointFormatVersion);
   h5.set_attribute("/", "step", s.step);
@@ -129,8 +129,8 @@ void write_state(Hdf5File& h5, const TrainingState& s, const RunConfig& config) 
   h5.set_attribute("/", kStateChecksum, state_checksum(h5));
 }
 
-Hdf5File open_checkpoint(const std::string& path) {
-  Hdf5File h5(path, Hdf5File::Mode::kRead);
+Hdf5Reader open_checkpoint(const std::string& path) {
+  Hdf5Reader h5(path);
   const std::string format = h5.string_attribute("/", "format");
   const std::int64_t version = h5.int_attribute("/", "format_version");
   if (format != kCheckpointFormat || version < kOldestReadableFormatVersion ||
@@ -162,7 +162,7 @@ bool has_checksums(const Hdf5File& h5) {
   return h5.int_attribute("/", "format_version") >= 2;
 }
 
-TrainingState read_state(const Hdf5File& h5) {
+TrainingState read_state(const Hdf5Reader& h5) {
   TrainingState s;
   s.step = h5.int_attribute("/", "step");
   s.epoch = h5.int_attribute("/", "epoch");

@@ -11,10 +11,10 @@ namespace nmt::checkpoint {
 
 // Sets the format, the training state and `config` on "/", stores the SentencePiece model, and
 // last state_sha256 over them all: optimizer_step must be set before.
-void write_state(Hdf5File& h5, const TrainingState& s, const RunConfig& config);
+void write_state(Hdf5Writer& h5, const TrainingState& s, const RunConfig& config);
 
 // Opens a checkpoint and checks its format, version and state_sha256; every error names the file.
-Hdf5File open_checkpoint(const std::string& path);
+Hdf5Reader open_checkpoint(const std::string& path);
 
 // Format 2 and later carry checksums and the vocabulary's hash.
 bool has_checksums(const Hdf5File& h5);
@@ -27,6 +27,6 @@ bool has_checksums(const Hdf5File& h5);
 //   format 3: no log window: an empty one (the first log line after a resume averages only the
 //             updates trained since)
 //   format 4: no tgt_tokens: -1 (unknown: a run resumed from it logs no train/tokens)
-TrainingState read_state(const Hdf5File& h5);
+TrainingState read_state(const Hdf5Reader& h5);
 
 }  // namespace nmt::checkpoint

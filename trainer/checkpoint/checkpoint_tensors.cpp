@@ -42,7 +42,7 @@ at::Tensor stored_form(const at::Tensor& tensor) {
 }
 
 // Format 2 files carry a checksum per tensor; `checked` is false for format 1.
-void verify_checksum(const Hdf5File& h5, const std::string& name, const at::Tensor& cpu,
+void verify_checksum(const Hdf5Reader& h5, const std::string& name, const at::Tensor& cpu,
                      bool checked) {
   if (!checked) return;
   const std::int64_t stored = h5.int_attribute(name, "crc32");
@@ -69,13 +69,13 @@ void TensorWriter::add(const std::string& name, const at::Tensor& tensor) {
 }
 
 void TensorWriter::write(const std::string& path) {
-  h5_.save(path, [this](std::size_t index, const Hdf5File::ByteSink& sink) {
+  h5_.save(path, [this](std::size_t index, const Hdf5Writer::ByteSink& sink) {
     const auto cpu = stored_form(tensors_[index]);
     sink(cpu.data_ptr(), static_cast<std::size_t>(cpu.numel()) * cpu.element_size());
   });
 }
 
-at::Tensor read_stored(const Hdf5File& h5, const std::string& name, const at::Tensor& like,
+at::Tensor read_stored(const Hdf5Reader& h5, const std::string& name, const at::Tensor& like,
                        bool checked) {
   const auto stored = h5.shape(name);
   if (stored != shape_of(like)) {
@@ -94,19 +94,20 @@ at::Tensor read_stored(const Hdf5File& h5, const std::string& name, const at::Te
   return cpu;
 }
 
-at::Tensor read_tensor(const Hdf5File& h5, const std::string& name, const at::Tensor& like,
+at::Tensor read_tensor(const Hdf5Reader& h5, const std::string& name, const at::Tensor& like,
                        bool checked) {
   return read_stored(h5, name, like, checked).to(like.device(), like.scalar_type());
 }
 
-void write_rng(Hdf5File& h5, const std::string& name, at::Generator generator) {
+void write_rng(Hdf5Writer& h5, const std::string& name, at::Generator generator) {
   std::lock_guard<std::mutex> lock(generator.mutex());
   const auto state = generator.get_state().contiguous();  // uint8 bytes
   h5.write_array(name, state.data_ptr<std::uint8_t>(), shape_of(state));
   h5.set_attribute(name, "crc32", crc32_of(state));
 }
 
-void read_rng(const Hdf5File& h5, const std::string& name, at::Generator generator, bool checked) {
+void read_rng(const Hdf5Reader& h5, const std::string& name, at::Generator generator,
+              bool checked) {
   std::lock_guard<std::mutex> lock(generator.mutex());
   auto state = at::empty(h5.shape(name), at::TensorOptions().dtype(at::kByte));
   h5.read_array(name, state.data_ptr<std::uint8_t>(), static_cast<std::size_t>(state.numel()));

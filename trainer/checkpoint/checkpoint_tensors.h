@@ -18,26 +18,26 @@ namespace nmt::checkpoint {
 // the tensors' own memory when they are float32 on the host.
 class TensorWriter {
  public:
-  explicit TensorWriter(Hdf5File& h5) : h5_(h5) {}
+  explicit TensorWriter(Hdf5Writer& h5) : h5_(h5) {}
   // Refuses, naming the tensor, one that holds a NaN or an infinity.
   void add(const std::string& name, const at::Tensor& tensor);
-  // Saves the file to `path` (Hdf5File::save: atomically), every tensor's bytes in turn.
+  // Saves the file to `path` (Hdf5Writer::save: atomically), every tensor's bytes in turn.
   void write(const std::string& path);
 
  private:
-  Hdf5File& h5_;
+  Hdf5Writer& h5_;
   std::vector<at::Tensor> tensors_;  // in the order their datasets were reserved
 };
 
 // A stored tensor of `like`'s shape, verified, as float32 in host memory: one tensor's worth of
 // memory, read straight into by HDF5. `checked`: the file carries checksums (format 2 and later).
-at::Tensor read_stored(const Hdf5File& h5, const std::string& name, const at::Tensor& like,
+at::Tensor read_stored(const Hdf5Reader& h5, const std::string& name, const at::Tensor& like,
                        bool checked);
 // read_stored, then on `like`'s device and of its dtype.
-at::Tensor read_tensor(const Hdf5File& h5, const std::string& name, const at::Tensor& like,
+at::Tensor read_tensor(const Hdf5Reader& h5, const std::string& name, const at::Tensor& like,
                        bool checked);
 
-void write_rng(Hdf5File& h5, const std::string& name, at::Generator generator);
-void read_rng(const Hdf5File& h5, const std::string& name, at::Generator generator, bool checked);
+void write_rng(Hdf5Writer& h5, const std::string& name, at::Generator generator);
+void read_rng(const Hdf5Reader& h5, const std::string& name, at::Generator generator, bool checked);
 
 }  // namespace nmt::checkpoint

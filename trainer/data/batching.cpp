@@ -1,13 +1,11 @@
 #include "trainer/data/batching.h"
 
-#include <ATen/ops/zeros.h>
-
 #include <algorithm>
 #include <random>
 
 #include "common/mix64.h"
-#include "preprocess/vocabulary.h"
 #include "trainer/data/block_permutation.h"
+#include "trainer/data/padded_batch.h"
 
 namespace nmt::data {
 namespace {
@@ -42,26 +40,21 @@ void sort_by_length(std::vector<Entry>& entries) {
   });
 }
 
-// Cuts length-sorted pairs into batches whose padded sizes (rows x longest, with BOS/EOS) stay
-// within the budgets.
+// Cuts length-sorted pairs into batches whose padded sizes stay within both budgets.
 BatchPlan fill_batches(const std::vector<Entry>& sorted, const DataConfig& config) {
   BatchPlan plan;
   std::vector<std::int64_t> current;
-  std::int64_t max_src = 0, max_tgt = 0;
+  PaddedBudget src(config.max_src_tokens), tgt(config.max_tgt_tokens);
   for (const auto& entry : sorted) {
-    const auto src_len = entry.lengths.src + 1;
-    const auto tgt_len = entry.lengths.tgt + 1;
-    const auto rows = static_cast<std::int64_t>(current.size()) + 1;
-    const bool fits = rows * std::max(max_src, src_len) <= config.max_src_tokens &&
-                      rows * std::max(max_tgt, tgt_len) <= config.max_tgt_tokens;
-    if (!fits && !current.empty()) {
+    if (!(src.fits(entry.lengths.src) && tgt.fits(entry.lengths.tgt))) {
       plan.push_back(std::move(current));
       current.clear();
-      max_src = max_tgt = 0;
+      src.clear();
+      tgt.clear();
     }
     current.push_back(entry.index);
-    max_src = std::max(max_src, src_len);
-    max_tgt = std::max(max_tgt, tgt_len);
+    src.add(entry.lengths.src);
+    tgt.add(entry.lengths.tgt);
   }
   if (!current.empty()) plan.push_back(std::move(current));
   return plan;
@@ -166,34 +159,18 @@ const std::vector<std::int64_t>* EpochPlan::batch(std::int64_t b) {
 }
 
 Batch TokenBatcher::make_batch(const std::vector<std::int64_t>& indices) const {
-  std::int64_t src_len = 0, tgt_len = 0;
+  std::vector<preprocess::TokenSpan> sources, targets;
+  Batch batch;
   for (const auto i : indices) {
     const auto pair = data_.pair(i);
-    src_len = std::max<std::int64_t>(src_len, static_cast<std::int64_t>(pair.src.size) + 1);
-    tgt_len = std::max<std::int64_t>(tgt_len, static_cast<std::int64_t>(pair.tgt.size) + 1);
-  }
-  const auto rows = static_cast<std::int64_t>(indices.size());
-  auto src = at::zeros({rows, src_len}, at::kLong);      // [batch, src_len], 0 = pad
-  auto tgt_in = at::zeros({rows, tgt_len}, at::kLong);   // [batch, tgt_len]
-  auto tgt_out = at::zeros({rows, tgt_len}, at::kLong);  // [batch, tgt_len]
-  auto* s = src.data_ptr<std::int64_t>();
-  auto* ti = tgt_in.data_ptr<std::int64_t>();
-  auto* to = tgt_out.data_ptr<std::int64_t>();
-  Batch batch;
-  for (std::int64_t r = 0; r < rows; ++r) {
-    const auto pair = data_.pair(indices[static_cast<std::size_t>(r)]);
-    std::copy(pair.src.begin(), pair.src.end(), s + r * src_len);
-    s[r * src_len + static_cast<std::int64_t>(pair.src.size)] = preprocess::kEosId;
-    ti[r * tgt_len] = preprocess::kBosId;
-    std::copy(pair.tgt.begin(), pair.tgt.end(), ti + r * tgt_len + 1);
-    std::copy(pair.tgt.begin(), pair.tgt.end(), to + r * tgt_len);
-    to[r * tgt_len + static_cast<std::int64_t>(pair.tgt.size)] = preprocess::kEosId;
+    sources.push_back(pair.src);
+    targets.push_back(pair.tgt);
     batch.src_tokens += static_cast<std::int64_t>(pair.src.size) + 1;
     batch.tgt_tokens += static_cast<std::int64_t>(pair.tgt.size) + 1;
   }
-  batch.src = src;
-  batch.tgt_in = tgt_in;
-  batch.tgt_out = tgt_out;
+  batch.src = padded_rows(sources, /*eos=*/true);      // [batch, src_len]
+  batch.tgt_in = padded_rows(targets, /*eos=*/false);  // [batch, tgt_len]
+  batch.tgt_out = padded_rows(targets, /*eos=*/true);  // [batch, tgt_len]
   return batch;
 }
 

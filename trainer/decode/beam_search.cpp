@@ -121,17 +121,23 @@ at::Tensor to_tensor(const std::vector<std::int64_t>& v, const at::Device& devic
 
 // The next-token logits [slots, V] by running the decoder over every beam's whole prefix: what
 // the cache saves. All beams hold the same number of tokens at a given step.
-at::Tensor recompute_last(model::Transformer& model, const Beams& beams, const at::Tensor& memory,
-                          const at::Tensor& src, const at::Device& device) {
-  std::vector<std::int64_t> prefix;
-  const auto length = static_cast<std::int64_t>(beams.tokens.front().size()) + 1;
-  for (const auto& tokens : beams.tokens) {
-    prefix.push_back(preprocess::kBosId);
-    prefix.insert(prefix.end(), tokens.begin(), tokens.end());
+class CachedSteps : public DecoderSteps {
+ public:
+  CachedSteps(model::Transformer& model, const at::Tensor& memory, const at::Tensor& src,
+              std::int64_t K)
+      : model_(model), cache_(model->start_decoding(memory, src, K)) {}
+  at::Tensor logits(const at::Tensor& last,
+                    const std::vector<std::vector<std::int64_t>>&) override {
+    return model_->decode_step(last, cache_);  // [slots, V]
   }
-  const auto tgt = to_tensor(prefix, device).reshape({-1, length});  // [slots, length]
-  return model->logits(model->decode(tgt, memory, src).select(1, length - 1));
-}
+  void reorder(const at::Tensor& order, const at::Tensor* kept) override {
+    cache_.reorder(order, kept != nullptr ? *kept : at::Tensor());
+  }
+
+ private:
+  model::Transformer& model_;
+  model::DecoderCache cache_;
+};
 
 // Every beam's continuations: the next token's log-probability (after the repetition options)
 // plus the beam's score, [batch, groups, K / groups * V].
@@ -289,7 +295,8 @@ std::vector<std::int64_t> output_length_limits(model::Transformer& model, const 
 
 std::vector<std::vector<std::vector<Hypothesis>>> grouped_beam_search(
     model::Transformer& model, const at::Tensor& src, const BeamOptions& o, std::int64_t groups,
-    double diversity_penalty, const RepetitionOptions& repetition) {
+    double diversity_penalty, const RepetitionOptions& repetition,
+    const DecoderStepsFactory& make_steps) {
   o.validate();
   repetition.validate();
   if (groups < 1 || o.beam_size % groups != 0)
@@ -309,7 +316,7 @@ std::vector<std::vector<std::vector<Hypothesis>>> grouped_beam_search(
   std::vector<std::int64_t> live(static_cast<std::size_t>(shape.B));
   std::iota(live.begin(), live.end(), 0);
   const auto memory = model->encode(src);  // [B, src_len, d_model]
-  auto cache = model->start_decoding(memory, src, shape.K);
+  const auto steps = make_steps(model, memory, src, shape.K);
   const auto slots = shape.B * shape.K;
   Beams beams{std::vector<std::vector<std::int64_t>>(static_cast<std::size_t>(slots)),
               std::vector<double>(static_cast<std::size_t>(slots), kNegInf),
@@ -320,14 +327,7 @@ std::vector<std::vector<std::vector<Hypothesis>>> grouped_beam_search(
   for (std::int64_t step = 0; step < longest; ++step) {
     const auto count = static_cast<std::int64_t>(live.size());
     const auto n = static_cast<std::size_t>(count * shape.K);
-    at::Tensor logits;  // [live * K, V]
-    if (o.use_cache) {
-      logits = model->decode_step(last, cache);
-    } else {
-      const auto rows = to_tensor(live, device).repeat_interleave(shape.K);  // [live * K]
-      logits = recompute_last(model, beams, memory.index_select(0, rows), src.index_select(0, rows),
-                              device);
-    }
+    const auto logits = steps->logits(last, beams.tokens);  // [live * K, V]
     const auto totals = candidate_scores(logits, beams, count, shape.G, repetition);
     Beams next{beams.tokens, std::vector<double>(n, kNegInf), std::vector<std::int64_t>(n, 0),
                std::vector<std::int64_t>(n, preprocess::kEosId)};
@@ -335,11 +335,11 @@ std::vector<std::vector<std::vector<Hypothesis>>> grouped_beam_search(
         advance_groups(totals, step, shape, live, diversity_penalty, o, beams, next, states);
     const auto kept = drop_done(done, shape.K, live, next);
     if (live.empty()) break;
-    if (o.use_cache) {
-      if (kept.size() < done.size())
-        cache.reorder(to_tensor(next.order, device), to_tensor(kept, device));
-      else
-        cache.reorder(to_tensor(next.order, device));
+    if (kept.size() < done.size()) {
+      const auto kept_sentences = to_tensor(kept, device);
+      steps->reorder(to_tensor(next.order, device), &kept_sentences);
+    } else {
+      steps->reorder(to_tensor(next.order, device), nullptr);
     }
     last = to_tensor(next.last, device);
     beams = std::move(next);
@@ -350,10 +350,16 @@ std::vector<std::vector<std::vector<Hypothesis>>> grouped_beam_search(
   return finished;
 }
 
+std::unique_ptr<DecoderSteps> cached_steps(model::Transformer& model, const at::Tensor& memory,
+                                           const at::Tensor& src, std::int64_t K) {
+  return std::make_unique<CachedSteps>(model, memory, src, K);
+}
+
 std::vector<std::vector<Hypothesis>> beam_search(model::Transformer& model, const at::Tensor& src,
                                                  const BeamOptions& o,
-                                                 const RepetitionOptions& repetition) {
-  auto groups = grouped_beam_search(model, src, o, 1, 0.0, repetition);
+                                                 const RepetitionOptions& repetition,
+                                                 const DecoderStepsFactory& steps) {
+  auto groups = grouped_beam_search(model, src, o, 1, 0.0, repetition, steps);
   // Each sentence's finished hypotheses, best normalized score first, at most nbest.
   std::vector<std::vector<Hypothesis>> results;
   for (auto& sentence : groups) {

@@ -42,8 +42,8 @@ struct DiverseOptions {
 struct DecodeOptions {
   Strategy strategy = Strategy::kBeam;
   // Beam size (beam and diverse beam), alpha (the score of every strategy's hypotheses and
-  // n-best order), the length cap max_length_offset (every strategy) and use_cache (beam search
-  // only; the others always decode on the cache). beam.nbest must be left at 1 or equal nbest.
+  // n-best order) and the length cap max_length_offset (every strategy). beam.nbest must be left
+  // at 1 or equal nbest.
   BeamOptions beam;
   SamplingOptions sampling;      // strategy kSample only
   DiverseOptions diverse;        // strategy kDiverseBeam only

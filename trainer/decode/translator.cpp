@@ -1,7 +1,6 @@
 #include "trainer/decode/translator.h"
 
 #include <ATen/ops/tensor.h>
-#include <ATen/ops/zeros.h>
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 #include <torch/utils.h>
@@ -15,6 +14,7 @@
 #include "common/progress.h"
 #include "common/utf8.h"
 #include "preprocess/cleaning.h"
+#include "trainer/data/padded_batch.h"
 #include "trainer/decode/decode.h"
 #include "trainer/decode/sampling.h"
 #include "trainer/runtime/precision.h"
@@ -26,22 +26,6 @@ namespace {
 // SplitMix64's finaliser, so that nearby keys get unrelated streams.
 std::uint64_t sample_seed(std::uint64_t seed, std::uint64_t key) {
   return splitmix64_finalize(seed + kSplitMix64Gamma * (key + 1));
-}
-
-// [rows, longest + 1] with EOS after each source, padded with 0.
-at::Tensor source_batch(const std::vector<std::vector<std::int64_t>>& sources) {
-  std::size_t longest = 0;
-  for (const auto& s : sources) longest = std::max(longest, s.size());
-  auto batch =
-      at::zeros({static_cast<std::int64_t>(sources.size()), static_cast<std::int64_t>(longest) + 1},
-                at::kLong);
-  auto* data = batch.data_ptr<std::int64_t>();
-  const auto width = static_cast<std::size_t>(batch.size(1));
-  for (std::size_t r = 0; r < sources.size(); ++r) {
-    std::copy(sources[r].begin(), sources[r].end(), data + r * width);
-    data[r * width + sources[r].size()] = preprocess::kEosId;
-  }
-  return batch;
 }
 
 // Whether `text` holds a control character that normalisation removes: C0 but tab, or DEL (C1
@@ -204,7 +188,7 @@ std::int64_t auto_batch_tokens(const TranslateOptions& options) {
 
 std::vector<std::vector<Hypothesis>> Translator::translate_batch(
     const std::vector<std::vector<std::int64_t>>& sources, const std::vector<std::uint64_t>& keys) {
-  const auto src = source_batch(sources).to(device_);  // [batch, src_len]
+  const auto src = data::padded_rows(sources, /*eos=*/true).to(device_);  // [batch, src_len]
   runtime::AutocastScope autocast(options_.precision, device_);
   if (options_.decode.strategy != Strategy::kSample) return decode(model_, src, options_.decode);
   // One generator per source, so that its samples are the same whatever batch it is in.
@@ -228,14 +212,14 @@ std::vector<std::vector<Hypothesis>> Translator::translate_ids(
   });
   std::vector<std::vector<Hypothesis>> results(sources.size());
   ProgressMeter progress("translate", "sentences", 10.0);
-  const auto budget = auto_batch_tokens(options_);
+  data::PaddedBudget budget(auto_batch_tokens(options_));
   std::size_t start = 0;
   while (start < order.size()) {
-    // Sorted ascending, so the last row of a batch is its longest.
-    std::size_t end = start + 1;
+    std::size_t end = start;
+    budget.clear();
     while (end < order.size() &&
-           static_cast<std::int64_t>((end - start + 1) * (sources[order[end]].size() + 1)) <=
-               budget) {
+           budget.fits(static_cast<std::int64_t>(sources[order[end]].size()))) {
+      budget.add(static_cast<std::int64_t>(sources[order[end]].size()));
       ++end;
     }
     std::vector<std::vector<std::int64_t>> batch;
@@ -334,7 +318,8 @@ std::vector<Translation> Translator::translate_lines(const std::vector<std::stri
 at::Tensor Translator::alignment(const std::vector<std::int64_t>& source,
                                  const std::vector<std::int64_t>& output) {
   torch::NoGradGuard no_grad;
-  const auto src = source_batch({source}).to(device_);
+  const auto src =
+      data::padded_rows(std::vector<std::vector<std::int64_t>>{source}, /*eos=*/true).to(device_);
   std::vector<std::int64_t> tgt_in{preprocess::kBosId};
   tgt_in.insert(tgt_in.end(), output.begin(), output.end());
   const auto tgt =

@@ -1,7 +1,7 @@
 #pragma once
 // Which BLAS LibTorch's matrix products run on. Debian's LibTorch links the generic libblas.so.3,
 // which the alternatives system points at the reference BLAS unless an optimised one such as
-// libopenblas0-pthread is installed; the reference BLAS is about 35x slower. Tools check this at
+// libopenblas0-pthread is installed; the reference BLAS is far slower. Tools check this at
 // start-up and warn, so a slow machine is never mistaken for a slow model.
 
 #include <c10/core/ScalarType.h>

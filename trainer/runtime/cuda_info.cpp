@@ -3,7 +3,7 @@
 #include <ATen/detail/CUDAHooksInterface.h>
 #include <fmt/format.h>
 
-#include "trainer/dist/device_collective.h"
+#include "trainer/distributed/device_collective.h"
 #include "trainer/runtime/cuda_loader.h"
 
 namespace nmt::runtime {
@@ -37,8 +37,8 @@ CudaInfo cuda_info() {
       // a CUDA build without cuDNN: leave it empty
     }
   }
-  info.c10d_nccl = dist::nccl_available();
-  info.nccl_version = dist::nccl_version();
+  info.c10d_nccl = distributed::nccl_available();
+  info.nccl_version = distributed::nccl_version();
   info.devices = cuda_devices();
   return info;
 }

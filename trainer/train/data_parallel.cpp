@@ -7,12 +7,12 @@
 #include <stdexcept>
 #include <string>
 
-#include "trainer/dist/replica_check.h"
+#include "trainer/distributed/replica_check.h"
 #include "trainer/runtime/device.h"
 
 namespace nmt::train {
 
-c10::Device choose_device(const TrainConfig& t, const dist::Communicator& comm,
+c10::Device choose_device(const TrainConfig& t, const distributed::Communicator& comm,
                           const runtime::LauncherVariables& launcher) {
   c10::Device device = runtime::select_device(t.device);
   std::string why = "train.device " + t.device;
@@ -37,33 +37,34 @@ c10::Device choose_device(const TrainConfig& t, const dist::Communicator& comm,
 }
 
 DataParallel join_data_parallel(torch::nn::Module& model, const DistConfig& d,
-                                const c10::Device& device, dist::Communicator& comm) {
+                                const c10::Device& device, distributed::Communicator& comm) {
   DataParallel parallel;
   if (comm.size() == 1) return parallel;
-  dist::HangOptions hang;
+  distributed::HangOptions hang;
   hang.timeout_s = d.hang_timeout_s;
   hang.long_timeout_s = d.root_work_timeout_s;
   comm.watch_for_hangs(hang);
   auto tensors = model.parameters();
   for (const auto& b : model.buffers()) tensors.push_back(b);
-  dist::broadcast_tensors(tensors, comm);
-  dist::verify_replicas(tensors, comm);
-  dist::ReducerOptions options;
+  distributed::broadcast_tensors(tensors, comm);
+  distributed::verify_replicas(tensors, comm);
+  distributed::ReducerOptions options;
   options.bucket_mb = d.bucket_mb;
   options.overlap = d.overlap;
   // CUDA: NCCL when this LibTorch has it (auto) or when asked for; else CUDA-aware MPI when the
   // MPI library says it is (auto) or when asked for (mpi); else host staging.
   const bool cuda = device.is_cuda();
   if (d.backend == DistBackend::kNccl ||
-      (cuda && d.backend == DistBackend::kAuto && dist::nccl_available())) {
+      (cuda && d.backend == DistBackend::kAuto && distributed::nccl_available())) {
     if (!cuda) throw std::runtime_error("dist.backend nccl needs a CUDA device (train.device)");
-    parallel.device_collective = dist::make_nccl_collective(comm, d.hang_timeout_s);
+    parallel.device_collective = distributed::make_nccl_collective(comm, d.hang_timeout_s);
     options.device_collective = parallel.device_collective.get();
   }
   options.device_buffers =
       cuda && (d.backend == DistBackend::kMpi ||
-               (d.backend == DistBackend::kAuto && dist::Communicator::cuda_aware()));
-  parallel.reducer = std::make_unique<dist::GradientReducer>(model.parameters(), comm, options);
+               (d.backend == DistBackend::kAuto && distributed::Communicator::cuda_aware()));
+  parallel.reducer =
+      std::make_unique<distributed::GradientReducer>(model.parameters(), comm, options);
   const auto sizes = parallel.reducer->bucket_elements();
   if (comm.is_root()) {
     spdlog::info(

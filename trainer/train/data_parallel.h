@@ -9,9 +9,9 @@
 #include <memory>
 
 #include "trainer/config/train_config.h"
-#include "trainer/dist/communicator.h"
-#include "trainer/dist/device_collective.h"
-#include "trainer/dist/gradient_reducer.h"
+#include "trainer/distributed/communicator.h"
+#include "trainer/distributed/device_collective.h"
+#include "trainer/distributed/gradient_reducer.h"
 #include "trainer/runtime/device_assignment.h"
 
 namespace nmt::train {
@@ -19,16 +19,16 @@ namespace nmt::train {
 // This rank's device, logged by every rank with its host and the reason. A CUDA device goes
 // through runtime::assign_device: the node's ranks take distinct GPUs (cuda:i for local rank i,
 // cuda:0 where Slurm binds one per task), unless train.allow_shared_gpu lets them share.
-c10::Device choose_device(const TrainConfig& t, const dist::Communicator& comm,
+c10::Device choose_device(const TrainConfig& t, const distributed::Communicator& comm,
                           const runtime::LauncherVariables& launcher);
 
 struct DataParallel {
-  std::unique_ptr<dist::DeviceCollective> device_collective;  // NCCL, on CUDA when available
-  std::unique_ptr<dist::GradientReducer> reducer;             // with several ranks
+  std::unique_ptr<distributed::DeviceCollective> device_collective;  // NCCL, on CUDA when available
+  std::unique_ptr<distributed::GradientReducer> reducer;             // with several ranks
 };
 
 // Joins `model` on `device` to the job of `comm` (a collective; nothing with one rank).
 DataParallel join_data_parallel(torch::nn::Module& model, const DistConfig& d,
-                                const c10::Device& device, dist::Communicator& comm);
+                                const c10::Device& device, distributed::Communicator& comm);
 
 }  // namespace nmt::train

@@ -14,7 +14,7 @@ namespace nmt::train {
 
 SplitScore score_split(model::Transformer& model, const data::TokenBatcher& batches,
                        double label_smoothing, runtime::Precision precision, c10::Device device,
-                       const dist::Communicator& comm) {
+                       const distributed::Communicator& comm) {
   torch::NoGradGuard no_grad;
   model->eval();
   at::Tensor nll_sum, loss_sum;  // 0-dim fp64, on the device: read once at the end

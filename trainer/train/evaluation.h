@@ -14,7 +14,7 @@
 #include "preprocess/vocabulary.h"
 #include "trainer/config/precision_mode.h"
 #include "trainer/data/batching.h"
-#include "trainer/dist/communicator.h"
+#include "trainer/distributed/communicator.h"
 #include "trainer/model/transformer.h"
 
 namespace nmt::train {
@@ -29,7 +29,7 @@ struct SplitScore {
 // in training mode.
 SplitScore score_split(model::Transformer& model, const data::TokenBatcher& batches,
                        double label_smoothing, runtime::Precision precision, c10::Device device,
-                       const dist::Communicator& comm);
+                       const distributed::Communicator& comm);
 
 struct BleuSettings {
   std::int64_t beam = 4;                                     // 1: greedy

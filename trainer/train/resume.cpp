@@ -21,7 +21,7 @@ Resume::Resume(std::string run_dir, bool resume) : run_dir_(std::move(run_dir)) 
 
 void Resume::restore(torch::nn::Module& model, torch::optim::Adam& optimizer,
                      const RunConfig& config, checkpoint::TrainingState& state,
-                     BatchStream& batches, const dist::Communicator& comm) const {
+                     BatchStream& batches, const distributed::Communicator& comm) const {
   if (!resuming()) return;
   const std::string vocab_sha256 = state.vocab_sha256;  // the shards'
   std::string vocab_model = std::move(state.vocab_model);

@@ -9,7 +9,7 @@
 
 #include "trainer/checkpoint/checkpoint.h"
 #include "trainer/config/train_config.h"
-#include "trainer/dist/communicator.h"
+#include "trainer/distributed/communicator.h"
 #include "trainer/train/batch_stream.h"
 
 namespace nmt::train {
@@ -28,7 +28,7 @@ class Resume {
   // The step the run continues from; 0 for a fresh run.
   std::int64_t step() const { return step_; }
   // The config the checkpoint was trained with, which setup resolves the precision and the
-  // update's size against (run_settings.h); nullptr for a fresh run.
+  // update's size against (run_choices.h); nullptr for a fresh run.
   const RunConfig* stored_config() const { return stored_ ? &*stored_ : nullptr; }
 
   // Loads the checkpoint into `model`, `optimizer` and `state`, and moves `batches` to its data
@@ -38,7 +38,7 @@ class Resume {
   // a fresh run.
   void restore(torch::nn::Module& model, torch::optim::Adam& optimizer, const RunConfig& config,
                checkpoint::TrainingState& state, BatchStream& batches,
-               const dist::Communicator& comm) const;
+               const distributed::Communicator& comm) const;
 
  private:
   std::string run_dir_;

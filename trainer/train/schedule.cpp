@@ -45,23 +45,23 @@ bool Schedule::checkpoint_time_is_up(Clock::time_point now) const {
   return checkpoints_.time_is_up(now);
 }
 
-bool Schedule::last(std::int64_t step, const UpdateVotes& votes) const {
+bool Schedule::last(std::int64_t step, const UpdateAgreement& votes) const {
   return step == train_.max_steps || votes.out_of_time;
 }
 
-bool Schedule::due(std::int64_t every, std::int64_t step, const UpdateVotes& votes) const {
+bool Schedule::due(std::int64_t every, std::int64_t step, const UpdateAgreement& votes) const {
   return every > 0 && (step % every == 0 || last(step, votes));
 }
 
-bool Schedule::log(std::int64_t step, const UpdateVotes& votes) const {
+bool Schedule::log(std::int64_t step, const UpdateAgreement& votes) const {
   return step % train_.log_every == 0 || last(step, votes) || votes.stop() != StopReason::kNone;
 }
 
-bool Schedule::validate(std::int64_t step, const UpdateVotes& votes) const {
+bool Schedule::validate(std::int64_t step, const UpdateAgreement& votes) const {
   return validation_ && due(train_.validate_every, step, votes);
 }
 
-bool Schedule::validate_bleu(std::int64_t step, const UpdateVotes& votes) const {
+bool Schedule::validate_bleu(std::int64_t step, const UpdateAgreement& votes) const {
   return validation_ && due(train_.valid_bleu_every, step, votes) &&
          votes.stop() == StopReason::kNone;
 }
@@ -72,7 +72,7 @@ bool Schedule::record_validation(ValidationRecord& record, double nll) {
   return best;
 }
 
-bool Schedule::checkpoint(std::int64_t step, const UpdateVotes& votes,
+bool Schedule::checkpoint(std::int64_t step, const UpdateAgreement& votes,
                           Clock::time_point now) const {
   const bool by_time = ranks_ > 1 ? votes.checkpoint_by_time : checkpoints_.time_is_up(now);
   const bool ending =
@@ -80,7 +80,7 @@ bool Schedule::checkpoint(std::int64_t step, const UpdateVotes& votes,
   return checkpoints_.due(step, by_time, ending);
 }
 
-const Ending& Schedule::conclude(std::int64_t step, const UpdateVotes& votes) {
+const Ending& Schedule::conclude(std::int64_t step, const UpdateAgreement& votes) {
   if (step >= train_.max_steps) return ending_;
   if (votes.out_of_time) ending_.out_of_time = true;
   if (votes.stop() != StopReason::kNone && !ending_.early_stopped && !ending_.out_of_time) {

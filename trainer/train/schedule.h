@@ -1,8 +1,8 @@
 #pragma once
 // When training logs, validates, writes a checkpoint and stops: the run's schedule, asked by the
-// training loop after every update with what the ranks agreed on (update_votes.h), and the run's
-// clock (training time across resumes, against train.max_minutes). The loop does the work; this
-// decides when. No LibTorch, no I/O.
+// training loop after every update with what the ranks agreed on (update_agreement.h), and the
+// run's clock (training time across resumes, against train.max_minutes). The loop does the work;
+// this decides when. No LibTorch, no I/O.
 
 #include <chrono>
 #include <cstdint>
@@ -10,7 +10,7 @@
 #include "common/stop_signals.h"
 #include "trainer/config/train_config.h"
 #include "trainer/train/checkpoint_policy.h"
-#include "trainer/train/update_votes.h"
+#include "trainer/train/update_agreement.h"
 
 namespace nmt::train {
 
@@ -50,24 +50,24 @@ class Schedule {
   // the time budget) is always logged, validated and checkpointed; a stop signal's too, but for
   // BLEU (a metric only, and slow): validation perplexity feeds the best checkpoint and early
   // stopping, which a resumed run must continue exactly.
-  bool log(std::int64_t step, const UpdateVotes& votes) const;
-  bool validate(std::int64_t step, const UpdateVotes& votes) const;
-  bool validate_bleu(std::int64_t step, const UpdateVotes& votes) const;
+  bool log(std::int64_t step, const UpdateAgreement& votes) const;
+  bool validate(std::int64_t step, const UpdateAgreement& votes) const;
+  bool validate_bleu(std::int64_t step, const UpdateAgreement& votes) const;
   // Records a validation's `nll` in `record` (the training state's), ending the run when the
   // patience runs out. Returns whether it is a new best.
   bool record_validation(ValidationRecord& record, double nll);
   // A step checkpoint: by steps, by minutes, at the last step and whenever the run ends early.
-  bool checkpoint(std::int64_t step, const UpdateVotes& votes,
+  bool checkpoint(std::int64_t step, const UpdateAgreement& votes,
                   Clock::time_point now = Clock::now()) const;
   // A checkpoint (step or best) was written at `now`: the checkpoint's minutes count from there.
   void saved(Clock::time_point now = Clock::now()) { checkpoints_.saved(now); }
   // Ends the run after update `step` when the votes say so (the time budget, a stop); a stop that
   // comes with the last update or an early stop changes nothing: the run finished.
-  const Ending& conclude(std::int64_t step, const UpdateVotes& votes);
+  const Ending& conclude(std::int64_t step, const UpdateAgreement& votes);
 
  private:
-  bool last(std::int64_t step, const UpdateVotes& votes) const;
-  bool due(std::int64_t every, std::int64_t step, const UpdateVotes& votes) const;
+  bool last(std::int64_t step, const UpdateAgreement& votes) const;
+  bool due(std::int64_t every, std::int64_t step, const UpdateAgreement& votes) const;
 
   TrainConfig train_;
   CheckpointPolicy checkpoints_;

@@ -24,11 +24,11 @@
 #include "trainer/train/data_parallel.h"
 #include "trainer/train/evaluation.h"
 #include "trainer/train/resume.h"
-#include "trainer/train/run_settings.h"
+#include "trainer/train/run_choices.h"
 #include "trainer/train/schedule.h"
 #include "trainer/train/training_data.h"
+#include "trainer/train/update_agreement.h"
 #include "trainer/train/update_log.h"
-#include "trainer/train/update_votes.h"
 #include "trainer/train/updater.h"
 
 namespace nmt::train {
@@ -47,7 +47,7 @@ struct Trainer::Impl {
   RunConfig config;
   std::string run_dir;
   std::shared_ptr<MetricsSink> sink;
-  dist::Communicator comm = dist::Communicator::self();
+  distributed::Communicator comm = distributed::Communicator::self();
   DataParallel parallel;  // the link to the other ranks (none with one rank)
   double allreduce_seconds = 0.0, step_seconds_total = 0.0;
   c10::Device device{c10::kCPU};
@@ -82,7 +82,7 @@ struct Trainer::Impl {
   void log_validation_bleu();
   void save_step_checkpoint();
   void save(const std::string& path);
-  void watch_sink(std::int64_t step, const UpdateVotes& votes);
+  void watch_sink(std::int64_t step, const UpdateAgreement& votes);
   void report_ending(std::int64_t step, const Ending& ending) const;
 };
 
@@ -235,7 +235,7 @@ void Trainer::Impl::save(const std::string& path) {
 }
 
 // Rank 0 notices a sink that cannot record; its vote stops the run after the next update.
-void Trainer::Impl::watch_sink(std::int64_t step, const UpdateVotes& votes) {
+void Trainer::Impl::watch_sink(std::int64_t step, const UpdateAgreement& votes) {
   if (!comm.is_root() || !unrecorded.empty()) return;
   unrecorded = sink->failure();
   if (!unrecorded.empty() && step < config.train.max_steps && votes.stop() == StopReason::kNone) {
@@ -288,7 +288,7 @@ void Trainer::Impl::after_update(const UpdateStats& u, double step_seconds, Prog
     root_worked = true;
   }
   if (root_worked && comm.size() > 1) {
-    dist::Communicator::LongWait patient(comm);
+    distributed::Communicator::LongWait patient(comm);
     comm.barrier();
   }
   sink->flush();
@@ -297,7 +297,7 @@ void Trainer::Impl::after_update(const UpdateStats& u, double step_seconds, Prog
 }
 
 Trainer::Trainer(RunConfig config, std::string run_dir, std::shared_ptr<MetricsSink> sink,
-                 dist::Communicator comm)
+                 distributed::Communicator comm)
     : impl_(std::make_unique<Impl>()) {
   config.validate();
   impl_->config = std::move(config);

@@ -15,8 +15,8 @@
 // Rank 0 alone writes checkpoints and metrics.
 // The loop is this file's; its parts: training_data.h (the shards and batchers), resume.h (the
 // newest checkpoint, loaded and checked), data_parallel.h (the device and the other ranks),
-// updater.h (one update), update_votes.h (what the ranks agree on after it), schedule.h (when to
-// log, validate, save and stop, and the run's clock), update_log.h (the train/* metrics).
+// updater.h (one update), update_agreement.h (what the ranks agree on after it), schedule.h (when
+// to log, validate, save and stop, and the run's clock), update_log.h (the train/* metrics).
 
 #include <ATen/core/Tensor.h>
 
@@ -29,7 +29,7 @@
 #include "preprocess/shard_format.h"
 #include "trainer/checkpoint/checkpoint.h"
 #include "trainer/config/train_config.h"
-#include "trainer/dist/communicator.h"
+#include "trainer/distributed/communicator.h"
 #include "trainer/runtime/device_assignment.h"
 #include "trainer/train/metrics_sink.h"
 #include "trainer/train/training_observer.h"
@@ -43,7 +43,7 @@ class Trainer {
   // `config.model.vocab_size` must match the shards' vocabulary (nmt-train sets it from the
   // manifest). Writes config.yaml, metrics and checkpoints under `run_dir` (rank 0 of `comm`).
   Trainer(RunConfig config, std::string run_dir, std::shared_ptr<MetricsSink> sink,
-          dist::Communicator comm = dist::Communicator::self());
+          distributed::Communicator comm = distributed::Communicator::self());
   ~Trainer();
 
   // Trains to config.train.max_steps. With `resume`, continues from the newest checkpoint of

@@ -14,8 +14,8 @@
 namespace nmt::train {
 namespace {
 
-void log_rank_throughput(MetricsSink& sink, const dist::Communicator& comm, std::int64_t step,
-                         const LogWindow& w) {
+void log_rank_throughput(MetricsSink& sink, const distributed::Communicator& comm,
+                         std::int64_t step, const LogWindow& w) {
   const auto tok_s = comm.gather(static_cast<double>(w.local_tokens) / w.seconds);
   const auto waits = comm.gather(w.allreduce_seconds / w.seconds);
   if (!comm.is_root()) return;
@@ -38,14 +38,14 @@ void LossWindow::add(const at::Tensor& loss_sum, const at::Tensor& nll_sum,
   tgt_tokens_ += tgt_tokens;
 }
 
-LossWindow::Totals LossWindow::totals(const dist::Communicator& comm) const {
+LossWindow::Totals LossWindow::totals(const distributed::Communicator& comm) const {
   std::vector<double> sums = {loss_.defined() ? loss_.item<double>() : 0.0,
                               nll_.defined() ? nll_.item<double>() : 0.0};
   if (comm.size() > 1) comm.allreduce_sum(sums);
   return {updates_, tgt_tokens_, sums[0], sums[1]};
 }
 
-void LossWindow::restore(const Totals& stored, const dist::Communicator& comm,
+void LossWindow::restore(const Totals& stored, const distributed::Communicator& comm,
                          const c10::Device& device) {
   clear();
   updates_ = stored.updates;
@@ -56,8 +56,8 @@ void LossWindow::restore(const Totals& stored, const dist::Communicator& comm,
   nll_ = at::full({}, stored.nll_sum, options);
 }
 
-void log_updates(MetricsSink& sink, const dist::Communicator& comm, const c10::Device& device,
-                 const UpdateFigures& u, const LogWindow& w) {
+void log_updates(MetricsSink& sink, const distributed::Communicator& comm,
+                 const c10::Device& device, const UpdateFigures& u, const LogWindow& w) {
   const std::int64_t step = u.step;
   if (comm.size() > 1) log_rank_throughput(sink, comm, step, w);
   const double tok_s = static_cast<double>(w.tokens) / w.seconds;

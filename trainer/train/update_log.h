@@ -13,7 +13,7 @@
 
 #include <cstdint>
 
-#include "trainer/dist/communicator.h"
+#include "trainer/distributed/communicator.h"
 #include "trainer/train/metrics_sink.h"
 
 namespace nmt::train {
@@ -47,9 +47,10 @@ class LossWindow {
   // One update: this rank's loss sums (0-dim, on the device) and the target tokens of all ranks.
   void add(const at::Tensor& loss_sum, const at::Tensor& nll_sum, std::int64_t tgt_tokens);
   // The sums over all ranks: a read from the device and, with several ranks, a collective.
-  Totals totals(const dist::Communicator& comm) const;
+  Totals totals(const distributed::Communicator& comm) const;
   // Continues a window a checkpoint stored: rank 0 holds its sums, on `device`.
-  void restore(const Totals& stored, const dist::Communicator& comm, const c10::Device& device);
+  void restore(const Totals& stored, const distributed::Communicator& comm,
+               const c10::Device& device);
   void clear() { *this = LossWindow(); }
   std::int64_t updates() const { return updates_; }
 
@@ -72,7 +73,7 @@ struct UpdateFigures {
 
 // Logs `u` and the window `w` (every rank calls it on the same steps: a collective with several
 // ranks). `device`: this rank's, whose peak memory is logged when it is a GPU.
-void log_updates(MetricsSink& sink, const dist::Communicator& comm, const c10::Device& device,
-                 const UpdateFigures& u, const LogWindow& w);
+void log_updates(MetricsSink& sink, const distributed::Communicator& comm,
+                 const c10::Device& device, const UpdateFigures& u, const LogWindow& w);
 
 }  // namespace nmt::train

@@ -13,7 +13,7 @@
 namespace nmt::train {
 
 Updater::Updater(const RunConfig& config, model::Transformer model, optim::FusedAdam& adam,
-                 BatchStream& batches, dist::GradientReducer* reducer, c10::Device device,
+                 BatchStream& batches, distributed::GradientReducer* reducer, c10::Device device,
                  runtime::Precision precision, GradientHook after_backward)
     : train_(config.train),
       d_model_(config.model.d_model),

@@ -16,20 +16,20 @@
 #include <vector>
 
 #include "trainer/config/train_config.h"
-#include "trainer/dist/gradient_reducer.h"
+#include "trainer/distributed/gradient_reducer.h"
 #include "trainer/model/transformer.h"
 #include "trainer/optim/fused_adam.h"
 #include "trainer/runtime/precision.h"
 #include "trainer/train/batch_stream.h"
 #include "trainer/train/skipped_updates.h"
-#include "trainer/train/update_votes.h"
+#include "trainer/train/update_agreement.h"
 
 namespace nmt::train {
 
 // One update: the votes the ranks agree on (token counts summed over ranks, once agreed); the
 // loss sums are this rank's, on the device; local_tokens is this rank's share, for its tokens/s.
 struct UpdateStats {
-  UpdateVotes votes;
+  UpdateAgreement votes;
   at::Tensor loss_sum, nll_sum;     // 0-dim, this rank's batches
   std::int64_t local_tokens = 0;    // source + target tokens of this rank's batches
   double grad_norm = std::nan("");  // before clipping; NaN when not read (fp16)
@@ -46,7 +46,7 @@ class Updater {
 
   // `config.train` resolved (precision, accumulation); `reducer`: null with one rank.
   Updater(const RunConfig& config, model::Transformer model, optim::FusedAdam& adam,
-          BatchStream& batches, dist::GradientReducer* reducer, c10::Device device,
+          BatchStream& batches, distributed::GradientReducer* reducer, c10::Device device,
           runtime::Precision precision, GradientHook after_backward);
 
   // Update `step`'s micro-batches of this rank, their gradients left to the reducer.
@@ -64,7 +64,7 @@ class Updater {
   model::Transformer model_;
   optim::FusedAdam& adam_;
   BatchStream& batches_;
-  dist::GradientReducer* reducer_;
+  distributed::GradientReducer* reducer_;
   c10::Device device_;
   runtime::Precision precision_;
   GradientHook after_backward_;

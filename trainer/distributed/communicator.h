@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-namespace nmt::dist {
+namespace nmt::distributed {
 
 enum class ElementType { kFloat32, kFloat64, kInt64 };
 
@@ -112,4 +112,4 @@ class Communicator {
   std::shared_ptr<State> state_;
 };
 
-}  // namespace nmt::dist
+}  // namespace nmt::distributed

@@ -1,4 +1,4 @@
-#include "trainer/dist/communicator.h"
+#include "trainer/distributed/communicator.h"
 
 #include <mpi.h>
 #include <unistd.h>
@@ -18,10 +18,10 @@
 #include <thread>
 #include <utility>
 
-#include "trainer/dist/communicator_state.h"
-#include "trainer/dist/mpi_context.h"
+#include "trainer/distributed/communicator_state.h"
+#include "trainer/distributed/mpi_context.h"
 
-namespace nmt::dist {
+namespace nmt::distributed {
 namespace {
 
 // An all-reduce of more than kWholeBytes runs as a chain of MPI_Iallreduce pieces of kPieceBytes,
@@ -349,4 +349,4 @@ bool Communicator::cuda_aware() {
 #endif
 }
 
-}  // namespace nmt::dist
+}  // namespace nmt::distributed

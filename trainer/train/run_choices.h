@@ -7,7 +7,7 @@
 #include <c10/core/Device.h>
 
 #include "trainer/config/train_config.h"
-#include "trainer/dist/communicator.h"
+#include "trainer/distributed/communicator.h"
 #include "trainer/runtime/precision.h"
 
 namespace nmt::train {
@@ -17,11 +17,11 @@ namespace nmt::train {
 // for a fresh run). Every rank calls it (a collective when auto).
 runtime::PrecisionChoice choose_precision(RunConfig& config, const RunConfig* stored,
                                           const c10::Device& device,
-                                          const dist::Communicator& comm);
+                                          const distributed::Communicator& comm);
 
 // Resolves config.train.update_batches and sets config.train.accumulation to this rank's share.
 // Throws std::invalid_argument, naming the field, when the ranks cannot share the update evenly.
 void choose_update_batches(RunConfig& config, const RunConfig* stored,
-                           const dist::Communicator& comm);
+                           const distributed::Communicator& comm);
 
 }  // namespace nmt::train

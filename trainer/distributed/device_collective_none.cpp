@@ -1,9 +1,9 @@
 // This LibTorch build has no c10d NCCL process group: CUDA gradients go through MPI.
 #include <stdexcept>
 
-#include "trainer/dist/device_collective.h"
+#include "trainer/distributed/device_collective.h"
 
-namespace nmt::dist {
+namespace nmt::distributed {
 
 bool nccl_available() {
   return false;
@@ -20,4 +20,4 @@ std::unique_ptr<DeviceCollective> make_nccl_collective(const Communicator&, doub
       "LibTorch");
 }
 
-}  // namespace nmt::dist
+}  // namespace nmt::distributed

@@ -1,4 +1,4 @@
-#include "trainer/train/run_settings.h"
+#include "trainer/train/run_choices.h"
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
@@ -14,7 +14,7 @@ namespace nmt::train {
 // the precision its checkpoint was trained in rather than probing again.
 runtime::PrecisionChoice choose_precision(RunConfig& config, const RunConfig* stored,
                                           const c10::Device& device,
-                                          const dist::Communicator& comm) {
+                                          const distributed::Communicator& comm) {
   const bool kept = config.train.precision == runtime::Precision::kAuto && stored != nullptr &&
                     stored->train.precision != runtime::Precision::kAuto;
   if (kept) config.train.precision = stored->train.precision;
@@ -38,7 +38,7 @@ runtime::PrecisionChoice choose_precision(RunConfig& config, const RunConfig* st
 // else (a fresh run) accumulation x ranks; fixed from then on, so a run resumed on another number
 // of ranks keeps its updates, and each rank accumulates its share.
 void choose_update_batches(RunConfig& config, const RunConfig* stored,
-                           const dist::Communicator& comm) {
+                           const distributed::Communicator& comm) {
   auto& t = config.train;
   const std::int64_t ranks = comm.size();
   const bool root = comm.is_root();

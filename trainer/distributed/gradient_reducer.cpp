@@ -1,11 +1,11 @@
-#include "trainer/dist/gradient_reducer.h"
+#include "trainer/distributed/gradient_reducer.h"
 
 #include <ATen/ATen.h>
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 #include <torch/cuda.h>
 
-namespace nmt::dist {
+namespace nmt::distributed {
 namespace {
 
 // Where a parameter's gradient lives inside its bucket.
@@ -215,4 +215,4 @@ std::vector<std::int64_t> GradientReducer::bucket_elements() const {
   return sizes;
 }
 
-}  // namespace nmt::dist
+}  // namespace nmt::distributed

@@ -9,9 +9,9 @@
 #include <utility>
 #include <vector>
 
-#include "trainer/dist/device_collective.h"
+#include "trainer/distributed/device_collective.h"
 
-namespace nmt::dist {
+namespace nmt::distributed {
 namespace {
 
 class NcclCollective final : public DeviceCollective {
@@ -76,4 +76,4 @@ std::unique_ptr<DeviceCollective> make_nccl_collective(const Communicator& comm,
   return std::make_unique<NcclCollective>(comm, timeout_s);
 }
 
-}  // namespace nmt::dist
+}  // namespace nmt::distributed

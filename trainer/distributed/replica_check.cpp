@@ -1,11 +1,11 @@
-#include "trainer/dist/replica_check.h"
+#include "trainer/distributed/replica_check.h"
 
 #include <ATen/ATen.h>
 #include <fmt/format.h>
 
 #include <stdexcept>
 
-namespace nmt::dist {
+namespace nmt::distributed {
 
 std::uint64_t tensor_checksum(const std::vector<at::Tensor>& tensors) {
   std::uint64_t hash = 14695981039346656037ull;
@@ -51,4 +51,4 @@ void verify_replicas(const std::vector<at::Tensor>& tensors, const Communicator&
   }
 }
 
-}  // namespace nmt::dist
+}  // namespace nmt::distributed

@@ -1,4 +1,4 @@
-#include "trainer/train/update_votes.h"
+#include "trainer/train/update_agreement.h"
 
 #include <stdexcept>
 
@@ -13,19 +13,19 @@ double flag(bool b) {
 
 }  // namespace
 
-void UpdateVotes::vote_stop(StopReason reason) {
+void UpdateAgreement::vote_stop(StopReason reason) {
   preempted = reason == StopReason::kPreempted;
   interrupted = reason == StopReason::kInterrupted;
   unrecorded = reason == StopReason::kUnrecorded;
 }
 
-StopReason UpdateVotes::stop() const {
+StopReason UpdateAgreement::stop() const {
   if (unrecorded) return StopReason::kUnrecorded;
   if (interrupted) return StopReason::kInterrupted;
   return preempted ? StopReason::kPreempted : StopReason::kNone;
 }
 
-std::vector<double> UpdateVotes::to_vector() const {
+std::vector<double> UpdateAgreement::to_vector() const {
   return {static_cast<double>(tgt_tokens),
           static_cast<double>(src_tokens),
           flag(checkpoint_by_time),
@@ -36,11 +36,11 @@ std::vector<double> UpdateVotes::to_vector() const {
           flag(unrecorded)};
 }
 
-UpdateVotes UpdateVotes::from_vector(const std::vector<double>& sums) {
+UpdateAgreement UpdateAgreement::from_vector(const std::vector<double>& sums) {
   if (sums.size() != kFields) {
-    throw std::invalid_argument("UpdateVotes::from_vector: expected 8 values");
+    throw std::invalid_argument("UpdateAgreement::from_vector: expected 8 values");
   }
-  UpdateVotes v;
+  UpdateAgreement v;
   v.tgt_tokens = static_cast<std::int64_t>(sums[0]);
   v.src_tokens = static_cast<std::int64_t>(sums[1]);
   v.checkpoint_by_time = sums[2] > 0;
@@ -52,12 +52,12 @@ UpdateVotes UpdateVotes::from_vector(const std::vector<double>& sums) {
   return v;
 }
 
-UpdateVotes agree(const UpdateVotes& mine, const dist::Communicator& comm) {
-  UpdateVotes contribution = mine;
+UpdateAgreement agree(const UpdateAgreement& mine, const distributed::Communicator& comm) {
+  UpdateAgreement contribution = mine;
   if (!comm.is_root()) contribution.done_fraction = 0.0;
   auto sums = contribution.to_vector();
   comm.allreduce_sum(sums);
-  return UpdateVotes::from_vector(sums);
+  return UpdateAgreement::from_vector(sums);
 }
 
 }  // namespace nmt::train

@@ -8,9 +8,9 @@
 #include <string>
 #include <vector>
 
-#include "trainer/dist/communicator_state.h"
+#include "trainer/distributed/communicator_state.h"
 
-namespace nmt::dist {
+namespace nmt::distributed {
 
 void Communicator::State::announce(const char* label) {
   what = label;
@@ -165,4 +165,4 @@ void Communicator::State::overdue(double waited_s) {
   }
 }
 
-}  // namespace nmt::dist
+}  // namespace nmt::distributed

@@ -8,11 +8,11 @@
 #include <vector>
 
 #include "common/stop_signals.h"
-#include "trainer/dist/communicator.h"
+#include "trainer/distributed/communicator.h"
 
 namespace nmt::train {
 
-struct UpdateVotes {
+struct UpdateAgreement {
   std::int64_t tgt_tokens = 0;      // target tokens of the update (all ranks, once agreed)
   std::int64_t src_tokens = 0;      // source tokens of the update (all ranks, once agreed)
   bool checkpoint_by_time = false;  // checkpoint.every_minutes passed (rank 0's clock)
@@ -30,11 +30,11 @@ struct UpdateVotes {
 
   // The collective's layout: one value per field, summed over ranks.
   std::vector<double> to_vector() const;
-  static UpdateVotes from_vector(const std::vector<double>& sums);
+  static UpdateAgreement from_vector(const std::vector<double>& sums);
 };
 
 // Sums every rank's votes (a collective: every rank calls it once per update). A rank other than 0
 // contributes no done fraction, so the agreed one is rank 0's.
-UpdateVotes agree(const UpdateVotes& mine, const dist::Communicator& comm);
+UpdateAgreement agree(const UpdateAgreement& mine, const distributed::Communicator& comm);
 
 }  // namespace nmt::train

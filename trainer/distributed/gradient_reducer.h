@@ -21,10 +21,10 @@
 #include <memory>
 #include <vector>
 
-#include "trainer/dist/communicator.h"
-#include "trainer/dist/device_collective.h"
+#include "trainer/distributed/communicator.h"
+#include "trainer/distributed/device_collective.h"
 
-namespace nmt::dist {
+namespace nmt::distributed {
 
 struct ReducerOptions {
   double bucket_mb = 25.0;
@@ -57,4 +57,4 @@ class GradientReducer {
   std::unique_ptr<Impl> impl_;
 };
 
-}  // namespace nmt::dist
+}  // namespace nmt::distributed

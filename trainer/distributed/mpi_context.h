@@ -7,9 +7,9 @@
 #include <stdexcept>
 #include <string>
 
-#include "trainer/dist/communicator.h"
+#include "trainer/distributed/communicator.h"
 
-namespace nmt::dist {
+namespace nmt::distributed {
 
 class MpiError : public std::runtime_error {
  public:
@@ -43,4 +43,4 @@ class MpiContext {
   Communicator world_;
 };
 
-}  // namespace nmt::dist
+}  // namespace nmt::distributed

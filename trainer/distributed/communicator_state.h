@@ -16,10 +16,10 @@
 #include <string>
 #include <vector>
 
-#include "trainer/dist/communicator.h"
-#include "trainer/dist/mpi_context.h"
+#include "trainer/distributed/communicator.h"
+#include "trainer/distributed/mpi_context.h"
 
-namespace nmt::dist {
+namespace nmt::distributed {
 
 using Clock = std::chrono::steady_clock;
 inline constexpr int kArrivalTag = 7301;
@@ -115,4 +115,4 @@ struct Communicator::State {
   }
 };
 
-}  // namespace nmt::dist
+}  // namespace nmt::distributed

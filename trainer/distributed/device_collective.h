@@ -9,9 +9,9 @@
 #include <memory>
 #include <string>
 
-#include "trainer/dist/communicator.h"
+#include "trainer/distributed/communicator.h"
 
-namespace nmt::dist {
+namespace nmt::distributed {
 
 class DeviceCollective {
  public:
@@ -34,4 +34,4 @@ std::string nccl_version();
 // Throws when !nccl_available().
 std::unique_ptr<DeviceCollective> make_nccl_collective(const Communicator& comm, double timeout_s);
 
-}  // namespace nmt::dist
+}  // namespace nmt::distributed

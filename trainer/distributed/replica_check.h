@@ -8,9 +8,9 @@
 #include <cstdint>
 #include <vector>
 
-#include "trainer/dist/communicator.h"
+#include "trainer/distributed/communicator.h"
 
-namespace nmt::dist {
+namespace nmt::distributed {
 
 // FNV-1a over the tensors' bytes, in order (CUDA tensors are copied to the host first).
 std::uint64_t tensor_checksum(const std::vector<at::Tensor>& tensors);
@@ -21,4 +21,4 @@ void broadcast_tensors(std::vector<at::Tensor>& tensors, const Communicator& com
 // Throws on every rank, naming the ranks whose checksum differs from rank 0's.
 void verify_replicas(const std::vector<at::Tensor>& tensors, const Communicator& comm);
 
-}  // namespace nmt::dist
+}  // namespace nmt::distributed

@@ -6,7 +6,7 @@
 #include "test_utils.h"
 #include "trainer/config/train_config.h"
 #include "trainer/train/batch_stream.h"
-#include "trainer/train/run_settings.h"
+#include "trainer/train/run_choices.h"
 
 namespace nmt {
 namespace {
@@ -15,7 +15,7 @@ namespace {
 // ranks; accumulation becomes this rank's share. And the seed of a micro-batch depends on the
 // update and the index in it, nothing else.
 TEST(RunSettings, UpdateSizeComesFromTheConfigTheCheckpointOrAccumulation) {
-  const auto self = dist::Communicator::self();
+  const auto self = distributed::Communicator::self();
   RunConfig fresh;
   fresh.train.accumulation = 3;
   train::choose_update_batches(fresh, nullptr, self);

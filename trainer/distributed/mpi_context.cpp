@@ -1,4 +1,4 @@
-#include "trainer/dist/mpi_context.h"
+#include "trainer/distributed/mpi_context.h"
 
 #include <mpi.h>
 
@@ -6,7 +6,7 @@
 
 #include <cstdlib>
 
-namespace nmt::dist {
+namespace nmt::distributed {
 void check_mpi(int code, const char* call) {
   if (code == MPI_SUCCESS) return;
   char text[MPI_MAX_ERROR_STRING];
@@ -74,4 +74,4 @@ std::string MpiContext::library_version() {
   return version.substr(0, version.find_first_of(std::string("\n\0", 2)));
 }
 
-}  // namespace nmt::dist
+}  // namespace nmt::distributed
