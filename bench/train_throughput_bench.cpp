@@ -26,15 +26,14 @@
 #include "bench/bench_device.h"
 #include "bench/matmul_peak.h"
 #include "common/cli.h"
-#include "preprocess/vocabulary.h"
 #include "trainer/config/train_config.h"
 #include "trainer/model/flops.h"
 #include "trainer/model/transformer.h"
 #include "trainer/optim/fused_adam.h"
-#include "trainer/optim/label_smoothing.h"
 #include "trainer/runtime/blas_backend.h"
 #include "trainer/runtime/cuda_info.h"
 #include "trainer/runtime/device.h"
+#include "trainer/train/batch_loss.h"
 
 namespace {
 
@@ -78,9 +77,7 @@ Measurement time_training(const nmt::RunConfig& config, const Options& o, const 
     nmt::optim::LossTerms terms;
     {
       nmt::runtime::AutocastScope autocast(precision, device);
-      const auto logits = model->forward(src, tgt_in);  // [rows, length, vocab]
-      terms = nmt::optim::label_smoothed_loss(logits.reshape({-1, vocab}), tgt_out.reshape({-1}),
-                                              0.1, nmt::preprocess::kPadId);
+      terms = nmt::train::batch_loss(model, src, tgt_in, tgt_out, 0.1, precision);
     }
     (terms.smoothed * scaler.scale()).backward();
     const bool finite = scaler.unscale(parameters, target_tokens);

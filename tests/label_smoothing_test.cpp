@@ -1,7 +1,10 @@
 // The label-smoothed loss of paper section 5.4 against a hand computation and the composite
 // definition, and the token count it sums over.
 
+#include <ATen/ops/count_nonzero.h>
+#include <ATen/ops/linear.h>
 #include <ATen/ops/log_softmax.h>
+#include <ATen/ops/randint.h>
 #include <ATen/ops/randn.h>
 #include <ATen/ops/tensor.h>
 #include <ATen/ops/zeros.h>
@@ -15,6 +18,7 @@
 #include "tiny_shard_dataset.h"
 #include "trainer/data/batching.h"
 #include "trainer/optim/label_smoothing.h"
+#include "trainer/runtime/precision.h"
 
 namespace nmt {
 namespace {
@@ -87,6 +91,58 @@ TEST(LabelSmoothing, TheBatchCountsTheTokensTheLossSums) {
   EXPECT_NEAR(terms.nll.item<double>() / std::log(50.0), static_cast<double>(batch.tgt_tokens),
               1e-3);
   EXPECT_LT(batch.tgt_tokens, batch.tgt_out.numel()) << "the batch has padding to leave out";
+}
+
+// The output layer and the loss in chunks of positions against the whole logits: the same loss,
+// nll and gradients of the hidden states and the projection (double precision, with padding,
+// chunks that do not divide the positions, one chunk of all, a chunk of one); in bf16 products,
+// equal to the autocast path to bf16 rounding.
+TEST(LabelSmoothing, OutputLayerInChunksEqualsTheWholeLogits) {
+  at::manual_seed(5);
+  const auto hidden0 = at::randn({37, 16}, at::kDouble);
+  const auto weight0 = at::randn({29, 16}, at::kDouble) * 0.5;
+  auto target = at::randint(1, 29, {37}, at::TensorOptions().dtype(at::kLong));
+  target.index_put_({at::tensor(std::vector<std::int64_t>{0, 5, 36})}, 0);  // 0: pad
+  auto hidden_ref = hidden0.clone().set_requires_grad(true);
+  auto weight_ref = weight0.clone().set_requires_grad(true);
+  const auto reference =
+      optim::label_smoothed_loss(at::linear(hidden_ref, weight_ref), target, 0.1, 0);
+  (reference.smoothed * 1.3).backward();
+  for (const std::int64_t chunk : {8, 37, 1, 100}) {
+    auto hidden = hidden0.clone().set_requires_grad(true);
+    auto weight = weight0.clone().set_requires_grad(true);
+    const auto terms = optim::output_layer_loss(hidden, weight, target, 0.1, 0, at::kDouble, chunk);
+    (terms.smoothed * 1.3).backward();
+    EXPECT_NEAR(terms.smoothed.item<double>(), reference.smoothed.item<double>(), 1e-10) << chunk;
+    EXPECT_NEAR(terms.nll.item<double>(), reference.nll.item<double>(), 1e-10) << chunk;
+    EXPECT_TRUE(at::allclose(hidden.grad(), hidden_ref.grad(), 1e-10, 1e-12)) << chunk;
+    EXPECT_TRUE(at::allclose(weight.grad(), weight_ref.grad(), 1e-10, 1e-12)) << chunk;
+    EXPECT_EQ(at::count_nonzero(hidden.grad()[5]).item<std::int64_t>(), 0) << "a pad's row";
+  }
+  {  // no autograd (validation): the same values, nothing kept for a backward pass
+    at::NoGradGuard no_grad;
+    const auto terms = optim::output_layer_loss(hidden0, weight0, target, 0.1, 0, at::kDouble, 8);
+    EXPECT_NEAR(terms.smoothed.item<double>(), reference.smoothed.item<double>(), 1e-10);
+  }
+
+  const auto hidden_f = hidden0.to(at::kFloat), weight_f = weight0.to(at::kFloat);
+  auto hidden_a = hidden_f.clone().set_requires_grad(true);
+  auto weight_a = weight_f.clone().set_requires_grad(true);
+  auto hidden_b = hidden_f.clone().set_requires_grad(true);
+  auto weight_b = weight_f.clone().set_requires_grad(true);
+  optim::LossTerms autocast_terms, chunked_terms;
+  {
+    runtime::AutocastScope autocast(runtime::Precision::kBf16, at::kCPU);
+    autocast_terms = optim::label_smoothed_loss(at::linear(hidden_a, weight_a), target, 0.1, 0);
+    chunked_terms = optim::output_layer_loss(hidden_b, weight_b, target, 0.1, 0, at::kBFloat16, 8);
+  }
+  autocast_terms.smoothed.backward();
+  chunked_terms.smoothed.backward();
+  EXPECT_NEAR(chunked_terms.smoothed.item<double>(), autocast_terms.smoothed.item<double>(),
+              1e-3 * autocast_terms.smoothed.item<double>());
+  EXPECT_TRUE(at::allclose(hidden_b.grad(), hidden_a.grad(), 2e-2, 2e-2));
+  EXPECT_TRUE(at::allclose(weight_b.grad(), weight_a.grad(), 2e-2, 2e-2));
+  EXPECT_EQ(hidden_b.grad().scalar_type(), at::kFloat);
 }
 
 }  // namespace

@@ -74,6 +74,12 @@ torch::Tensor TransformerImpl::logits(const torch::Tensor& hidden) {
   return tgt_embedding_->project(hidden);                                 // [..., vocab_size]
 }
 
+const torch::Tensor& TransformerImpl::output_weight() const {
+  TORCH_CHECK(!quantized(), "a quantized model has no fp32 output projection");
+  if (!output_projection_.is_empty()) return output_projection_->weight;  // [vocab, d_model]
+  return tgt_embedding_->weight();                                        // [vocab, d_model]
+}
+
 torch::Tensor TransformerImpl::forward(const torch::Tensor& src, const torch::Tensor& tgt_in) {
   const auto memory = encode(src);             // [batch, src_len, d_model]
   return logits(decode(tgt_in, memory, src));  // [batch, tgt_len, vocab_size]

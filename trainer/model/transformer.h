@@ -39,6 +39,9 @@ class TransformerImpl : public torch::nn::Module {
   torch::Tensor logits(const torch::Tensor& hidden);
   // src [batch, src_len], tgt_in [batch, tgt_len] -> logits [batch, tgt_len, vocab_size]
   torch::Tensor forward(const torch::Tensor& src, const torch::Tensor& tgt_in);
+  // The pre-softmax projection's weight [vocab_size, d_model] (the target embedding's when
+  // shared): logits(hidden) = hidden · weightᵀ. Not on a quantized model.
+  const torch::Tensor& output_weight() const;
 
   // Incremental decoding: a cache holding the encoder output's cross-attention keys/values.
   // memory [sources, src_len, d_model], src [sources, src_len]; each source decoded by

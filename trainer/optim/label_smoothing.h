@@ -22,4 +22,17 @@ struct LossTerms {
 LossTerms label_smoothed_loss(const at::Tensor& logits, const at::Tensor& target, double eps,
                               std::int64_t pad_id);
 
+// The output projection and this loss in one, over chunks of `chunk_rows` positions: a chunk's
+// logits = hidden · weightᵀ [chunk_rows, V] exist only while that chunk is worked on, so memory
+// holds one chunk's logits, never the batch's [N, V]. With autograd on, each chunk's share of the
+// gradients of hidden and weight is computed from its logits right away (the loss is the graph's
+// last node) and kept, [N, d_model] and [V, d_model]; backward only scales them. hidden
+// [N, d_model] (the decoder's output), weight [V, d_model] (the output projection; the target
+// embedding when shared), target [N] int64. The products run in `compute` (the type autocast
+// gives them: runtime::matmul_type), the softmax in fp32 (fp64 for fp64). Equal to
+// label_smoothed_loss(at::linear(hidden, weight), ...) to rounding, gradients included.
+LossTerms output_layer_loss(const at::Tensor& hidden, const at::Tensor& weight,
+                            const at::Tensor& target, double eps, std::int64_t pad_id,
+                            at::ScalarType compute, std::int64_t chunk_rows);
+
 }  // namespace nmt::optim

@@ -19,10 +19,6 @@
 namespace nmt::runtime {
 namespace {
 
-at::ScalarType autocast_type(Precision precision) {
-  return precision == Precision::kBf16 ? at::kBFloat16 : at::kHalf;
-}
-
 void set_autocast(c10::DeviceType type, bool enabled, at::ScalarType dtype) {
 #if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 4)
   at::autocast::set_autocast_dtype(type, dtype);
@@ -171,6 +167,12 @@ void configure_cuda_matmuls(Precision precision) {
   if (precision == Precision::kFp32) at::globalContext().setAllowTF32CuBLAS(true);
 }
 
+at::ScalarType matmul_type(Precision precision, at::ScalarType fp32_type) {
+  if (precision == Precision::kBf16) return at::kBFloat16;
+  if (precision == Precision::kFp16) return at::kHalf;
+  return fp32_type;
+}
+
 AutocastScope::AutocastScope(Precision precision, const c10::Device& device)
     : enabled_(precision == Precision::kBf16 || precision == Precision::kFp16),
       type_(device.type()) {
@@ -180,7 +182,7 @@ AutocastScope::AutocastScope(Precision precision, const c10::Device& device)
   if (!enabled_) return;
   was_enabled_ = autocast_enabled(type_);
   was_type_ = autocast_dtype(type_);
-  set_autocast(type_, true, autocast_type(precision));
+  set_autocast(type_, true, matmul_type(precision));
 }
 
 // Restores what was set before (a scope may nest inside another, e.g. decoding in validation).

@@ -82,6 +82,10 @@ PrecisionChoice resolve_run_precision(Precision requested, Precision run,
 // Affects cuBLAS only, never CPU kernels.
 void configure_cuda_matmuls(Precision precision);
 
+// The type autocast runs matrix products in under `precision` (bf16 or fp16); under fp32, the
+// inputs' own type `fp32_type` (fp64 in tests).
+at::ScalarType matmul_type(Precision precision, at::ScalarType fp32_type = at::kFloat);
+
 // Enables autocast on `device`'s type for its lifetime when precision is bf16 or fp16 (no-op for
 // fp32), and restores the previous setting after. Not for kAuto: resolve first.
 class AutocastScope {

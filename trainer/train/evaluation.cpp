@@ -7,8 +7,8 @@
 
 #include "eval/metrics/bleu.h"
 #include "trainer/decode/translator.h"
-#include "trainer/optim/label_smoothing.h"
 #include "trainer/runtime/precision.h"
+#include "trainer/train/batch_loss.h"
 
 namespace nmt::train {
 
@@ -24,10 +24,8 @@ SplitScore score_split(model::Transformer& model, const data::TokenBatcher& batc
        i += static_cast<std::size_t>(comm.size())) {
     const auto batch = batches.make_batch(plan[i]);
     runtime::AutocastScope autocast(precision, device);
-    const auto logits = model->forward(batch.src.to(device), batch.tgt_in.to(device));
-    const auto terms = optim::label_smoothed_loss(logits.reshape({-1, logits.size(-1)}),
-                                                  batch.tgt_out.to(device).reshape({-1}),
-                                                  label_smoothing, preprocess::kPadId);
+    const auto terms = batch_loss(model, batch.src.to(device), batch.tgt_in.to(device),
+                                  batch.tgt_out.to(device), label_smoothing, precision);
     const auto nll = terms.nll.to(at::kDouble), loss = terms.smoothed.to(at::kDouble);
     nll_sum = nll_sum.defined() ? nll_sum + nll : nll;
     loss_sum = loss_sum.defined() ? loss_sum + loss : loss;

@@ -3,12 +3,11 @@
 #include <algorithm>
 #include <utility>
 
-#include "preprocess/vocabulary.h"
 #include "trainer/optim/gradients.h"
-#include "trainer/optim/label_smoothing.h"
 #include "trainer/optim/lr_cooldown.h"
 #include "trainer/optim/noam_schedule.h"
 #include "trainer/runtime/device.h"
+#include "trainer/train/batch_loss.h"
 
 namespace nmt::train {
 
@@ -37,10 +36,8 @@ void Updater::accumulate(std::int64_t step, UpdateStats& u) {
     optim::LossTerms terms;
     {
       runtime::AutocastScope autocast(precision_, device_);
-      const auto logits = model_->forward(batch.src, batch.tgt_in);  // [batch, tgt_len, vocab]
-      terms = optim::label_smoothed_loss(logits.reshape({-1, logits.size(-1)}),
-                                         batch.tgt_out.reshape({-1}), t.label_smoothing,
-                                         preprocess::kPadId);
+      terms =
+          batch_loss(model_, batch.src, batch.tgt_in, batch.tgt_out, t.label_smoothing, precision_);
     }
     if (reducer_ && a + 1 == t.accumulation) reducer_->arm();
     (terms.smoothed * scaler_.scale()).backward();
