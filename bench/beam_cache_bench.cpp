@@ -44,25 +44,21 @@ std::int64_t search(nmt::decode::Translator& translator, const nmt::decode::Tran
                     const std::vector<std::vector<std::int64_t>>& sources,
                     const nmt::decode::DecoderStepsFactory& steps, const c10::Device& device) {
   nmt::runtime::AutocastScope autocast(o.precision, device);
-  nmt::data::PaddedBudget budget(nmt::decode::auto_batch_tokens(o));
+  std::vector<std::int64_t> lengths;
+  for (const auto& source : sources) lengths.push_back(static_cast<std::int64_t>(source.size()));
   std::int64_t tokens = 0;
-  std::vector<std::vector<std::int64_t>> batch;
-  const auto flush = [&] {
+  std::size_t start = 0;
+  for (const auto end : nmt::data::batch_ends(lengths, nmt::decode::auto_batch_tokens(o))) {
+    const std::vector<std::vector<std::int64_t>> batch(
+        sources.begin() + static_cast<std::ptrdiff_t>(start),
+        sources.begin() + static_cast<std::ptrdiff_t>(end));
     const auto src = nmt::data::padded_rows(batch, /*eos=*/true).to(device);  // [batch, src_len]
     for (const auto& best : nmt::decode::beam_search(translator.model(), src, o.decode.beam,
                                                      o.decode.repetition, steps)) {
       tokens += static_cast<std::int64_t>(best.front().tokens.size()) + 1;
     }
-    batch.clear();
-    budget.clear();
-  };
-  for (const auto& source : sources) {
-    const auto length = static_cast<std::int64_t>(source.size());
-    if (!budget.fits(length)) flush();
-    batch.push_back(source);
-    budget.add(length);
+    start = end;
   }
-  if (!batch.empty()) flush();
   return tokens;
 }
 

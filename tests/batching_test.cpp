@@ -103,6 +103,9 @@ TEST(PaddedBatch, BudgetCountsRowsTimesTheLongestWithItsEos) {
   EXPECT_FALSE(budget.fits(3));  // 4 x 4 = 16
   budget.clear();
   EXPECT_TRUE(budget.fits(11));  // 1 x 12 after clear()
+  // Lengths 2, 3, 3 fill 12; 3 more starts a batch; 20 goes alone.
+  EXPECT_EQ(data::batch_ends({2, 3, 3, 3, 20}, 12), (std::vector<std::size_t>{3, 4, 5}));
+  EXPECT_TRUE(data::batch_ends({}, 12).empty());
 
   const std::vector<std::vector<std::int64_t>> rows = {{5, 6}, {}, {7, 8, 9}};
   const auto with_eos = data::padded_rows(rows, /*eos=*/true);  // [3, 4]

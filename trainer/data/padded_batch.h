@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <iterator>
+#include <vector>
 
 #include "preprocess/vocabulary.h"
 
@@ -35,6 +36,23 @@ class PaddedBudget {
   std::int64_t rows_ = 0;
   std::int64_t longest_ = 0;  // with BOS or EOS
 };
+
+// Cuts sequences of `lengths` (sorted ascending; ids without BOS or EOS) into consecutive batches
+// within `budget` padded tokens: each batch's end, an index into `lengths`, in order.
+inline std::vector<std::size_t> batch_ends(const std::vector<std::int64_t>& lengths,
+                                           std::int64_t budget) {
+  std::vector<std::size_t> ends;
+  PaddedBudget batch(budget);
+  for (std::size_t i = 0; i < lengths.size(); ++i) {
+    if (!batch.fits(lengths[i])) {
+      ends.push_back(i);
+      batch.clear();
+    }
+    batch.add(lengths[i]);
+  }
+  if (!lengths.empty()) ends.push_back(lengths.size());
+  return ends;
+}
 
 // [rows.size(), longest + 1] int64 on the CPU: row r holds rows[r]'s ids, then EOS when `eos`
 // (the encoder's input, the decoder's target), or BOS then the ids when not (the decoder's

@@ -212,16 +212,10 @@ std::vector<std::vector<Hypothesis>> Translator::translate_ids(
   });
   std::vector<std::vector<Hypothesis>> results(sources.size());
   ProgressMeter progress("translate", "sentences", 10.0);
-  data::PaddedBudget budget(auto_batch_tokens(options_));
+  std::vector<std::int64_t> lengths;
+  for (const auto i : order) lengths.push_back(static_cast<std::int64_t>(sources[i].size()));
   std::size_t start = 0;
-  while (start < order.size()) {
-    std::size_t end = start;
-    budget.clear();
-    while (end < order.size() &&
-           budget.fits(static_cast<std::int64_t>(sources[order[end]].size()))) {
-      budget.add(static_cast<std::int64_t>(sources[order[end]].size()));
-      ++end;
-    }
+  for (const auto end : data::batch_ends(lengths, auto_batch_tokens(options_))) {
     std::vector<std::vector<std::int64_t>> batch;
     std::vector<std::uint64_t> batch_keys;
     for (std::size_t i = start; i < end; ++i) {
