@@ -108,6 +108,7 @@ int evaluate(const Options& o) {
   const auto vocab = nmt::checkpoint::checkpoint_vocabulary(o.checkpoint, state, config, {});
   auto bleu_settings = o.bleu;
   bleu_settings.precision = runtime.precision;
+  bleu_settings.workers = runtime.threads;
   nmt::apps::beam_and_alpha_of_run(o.given, config.decode, bleu_settings.beam, bleu_settings.alpha);
   spdlog::info("beam {}, alpha {}", bleu_settings.beam, bleu_settings.alpha);
   // Counted before decoding: precision int8 quantizes the model, which releases its fp32 weights.

@@ -20,6 +20,7 @@
 #include "trainer/distributed/mpi_context.h"
 #include "trainer/runtime/allocator.h"
 #include "trainer/runtime/blas_backend.h"
+#include "trainer/runtime/cpu_kernels.h"
 #include "trainer/runtime/cuda_info.h"
 #include "trainer/runtime/device.h"
 #include "trainer/runtime/run_environment.h"
@@ -32,6 +33,7 @@ struct Options {
   int threads = 0;
   std::string device = "auto";
   bool require_fast_blas = false;
+  bool kernels_only = false;
 };
 
 nlohmann::json cuda_json(const nmt::runtime::CudaInfo& cuda) {
@@ -49,6 +51,28 @@ nlohmann::json cuda_json(const nmt::runtime::CudaInfo& cuda) {
           {"nccl", cuda.nccl_version},   {"devices", devices}};
 }
 
+nlohmann::json kernels_json(const nmt::runtime::CpuKernels& kernels) {
+  nlohmann::json paths = nlohmann::json::array();
+  for (const auto& path : kernels.paths) {
+    paths.push_back({{"operation", path.operation}, {"path", path.path}, {"reason", path.reason}});
+  }
+  return {{"family", kernels.family},
+          {"model", kernels.model},
+          {"instructions", kernels.instructions.names()},
+          {"bf16_native", kernels.bf16_native},
+          {"paths", paths}};
+}
+
+// The kernel paths, one line each: "fp32 matmul      mkl (why)".
+void print_kernels(const nlohmann::json& kernels) {
+  std::cout << fmt::format("{:<18} {}\n", "instructions",
+                           kernels["instructions"].get<std::string>());
+  for (const auto& path : kernels["paths"]) {
+    std::cout << fmt::format("{:<18} {} ({})\n", path["operation"].get<std::string>(),
+                             path["path"].get<std::string>(), path["reason"].get<std::string>());
+  }
+}
+
 nlohmann::json collect(const Options& options) {
   if (options.threads > 0) at::set_num_threads(options.threads);
   const auto device = nmt::runtime::select_device(options.device);
@@ -64,6 +88,7 @@ nlohmann::json collect(const Options& options) {
   info["cpu"] = nmt::runtime::cpu_model();
   info["cuda"] = cuda_json(nmt::runtime::cuda_info());
   info["blas"] = {{"backend", blas.name}, {"library", blas.library}};
+  info["kernels"] = kernels_json(nmt::runtime::cpu_kernels());
   info["intra_op_threads"] = at::get_num_threads();
   info["cpus"] = nmt::runtime::available_cpus();  // this process's affinity, not the machine's
   info["malloc"] = nmt::runtime::malloc_implementation();
@@ -110,6 +135,8 @@ void print_text(const nlohmann::json& info) {
       std::cout << fmt::format("{:<18} {:.1f} GFLOP/s (fp32 {}x{} product)\n", key,
                                value.get<double>(), info["matmul_size"].get<int>(),
                                info["matmul_size"].get<int>());
+    } else if (key == "kernels") {
+      print_kernels(value);
     } else if (key == "cuda") {
       std::cout << fmt::format("{:<18} {}\n", key, describe_cuda(value));
     } else if (key == "git") {
@@ -141,9 +168,20 @@ int main(int argc, char** argv) {
   app.add_option("--device", options.device, "cpu, cuda, cuda:N or auto")
       ->capture_default_str()
       ->check(nmt::parsed_by(nmt::runtime::check_device_name));
+  app.add_flag("--kernels", options.kernels_only,
+               "Print only the CPU, its instruction sets and the kernel path of each kind of "
+               "product (no measurement)");
   app.add_flag("--require-fast-blas", options.require_fast_blas,
                "Exit with status 3 when LibTorch runs on the reference BLAS");
   return nmt::apps::run_main(app, argc, argv, [&] {
+    if (options.kernels_only) {
+      if (options.threads > 0) at::set_num_threads(options.threads);
+      const auto kernels = nmt::runtime::cpu_kernels();
+      std::cout << fmt::format("{:<18} {} (family {} model {})\n", "cpu", kernels.cpu,
+                               kernels.family, kernels.model);
+      print_kernels(kernels_json(kernels));
+      return 0;
+    }
     const auto info = collect(options);
     if (options.json) {
       std::cout << info.dump(2) << "\n";

@@ -158,11 +158,13 @@ struct InputFile {
 int run(const Options& o) {
   nmt::runtime::check_blas_backend();
   auto [config, state, model] = nmt::checkpoint::load_for_inference(o.checkpoint);
-  const auto [device, precision] = nmt::apps::resolve_runtime(o.runtime, config);
+  const auto [device, precision, threads] = nmt::apps::resolve_runtime(o.runtime, config);
   const auto vocab = nmt::checkpoint::checkpoint_vocabulary(o.checkpoint, state, config,
                                                             {o.spm_model, o.data_dir});
   auto translate_options = o.translate;
   translate_options.precision = precision;
+  translate_options.packed_weights = true;  // this process's model decodes only
+  translate_options.workers = threads;
   auto& beam = translate_options.decode.beam;
   nmt::apps::beam_and_alpha_of_run(o.given, config.decode, beam.beam_size, beam.length_penalty);
   translate_options.decode.validate();

@@ -125,7 +125,10 @@ void add_runtime_flags(CLI::App& app, RuntimeFlags& flags) {
 Runtime resolve_runtime(const RuntimeFlags& flags, const RunConfig& run) {
   Runtime r;
   r.device = runtime::select_device(flags.device);
-  if (r.device.is_cpu()) runtime::configure_cpu_threads(flags.threads);
+  if (r.device.is_cpu()) {
+    runtime::configure_cpu_threads(flags.threads);
+    r.threads = flags.threads > 0 ? flags.threads : runtime::available_cpus();
+  }
   const auto choice = runtime::resolve_run_precision(runtime::parse_precision(flags.precision),
                                                      run.train.precision, r.device);
   spdlog::info("precision {} ({})", runtime::precision_name(choice.precision), choice.reason);

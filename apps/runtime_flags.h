@@ -32,6 +32,7 @@ void add_runtime_flags(CLI::App& app, RuntimeFlags& flags);
 struct Runtime {
   c10::Device device = c10::Device(c10::kCPU);
   runtime::Precision precision = runtime::Precision::kFp32;  // never kAuto
+  int threads = 1;  // CPU threads this tool runs (--threads, else available_cpus()); 1 on a GPU
 };
 // Selects the device (CPU threads set there), and the precision: an explicit one checked against
 // the device, auto the run's (`run`, the checkpoint's config) where the device runs it natively,

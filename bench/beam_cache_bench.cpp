@@ -91,6 +91,7 @@ int main(int argc, char** argv) {
   app.add_option("--json", json, "Also write the figures to this JSON file");
   return nmt::apps::run_bench(app, argc, argv, [&] {
     const auto device = nmt::bench::select_device(device_flags);
+    std::cout << nmt::bench::cpu_line() << '\n';
     const auto precision =
         nmt::runtime::resolve_precision(nmt::runtime::parse_precision(precision_name), device)
             .precision;

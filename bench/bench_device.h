@@ -7,6 +7,7 @@
 #include <string>
 
 #include "trainer/runtime/blas_backend.h"
+#include "trainer/runtime/cpu_kernels.h"
 #include "trainer/runtime/device.h"
 
 namespace nmt::bench {
@@ -26,6 +27,12 @@ inline c10::Device select_device(const DeviceFlags& flags) {
   const auto device = runtime::select_device(flags.device);
   if (device.is_cpu()) runtime::configure_cpu_threads(flags.threads);
   return device;
+}
+
+// What every benchmark prints before its figures: the CPU and the kernel path of each kind of
+// product (nmt-sysinfo --kernels has the reasons).
+inline std::string cpu_line() {
+  return "cpu: " + runtime::cpu_kernels().summary();
 }
 
 }  // namespace nmt::bench

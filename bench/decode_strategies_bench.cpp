@@ -136,6 +136,7 @@ int main(int argc, char** argv) {
   app.add_option("--only", only, "Run only the strategies whose name contains this");
   return nmt::apps::run_bench(app, argc, argv, [&] {
     const auto device = nmt::bench::select_device(device_flags);
+    std::cout << nmt::bench::cpu_line() << '\n';
     nmt::model::ModelConfig config;
     if (checkpoint.empty()) {
       config.vocab_size = vocab;

@@ -67,9 +67,11 @@ int run_peak(int argc, char** argv) {
                                   {"precision", nmt::runtime::precision_name(precision)},
                                   {"math", peak_figure.math},
                                   {"n", peak_figure.n},
-                                  {"tflops", peak_figure.flops_per_second / 1e12}};
+                                  {"tflops", peak_figure.flops_per_second / 1e12},
+                                  {"cpu", nmt::bench::cpu_line()}};
       std::cout << out.dump() << '\n';
     } else {
+      std::cout << nmt::bench::cpu_line() << '\n';
       std::cout << fmt::format("matmul peak on {} ({} {}^3): {:.2f} TFLOP/s\n", device.str(),
                                peak_figure.math, peak_figure.n,
                                peak_figure.flops_per_second / 1e12);

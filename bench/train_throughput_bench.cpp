@@ -141,6 +141,7 @@ int main(int argc, char** argv) {
     const auto peak = nmt::bench::measure_matmul_peak(device, precision, peak_size);
     const auto where = device.is_cuda() ? nmt::runtime::describe_device(device)
                                         : nmt::runtime::detect_blas_backend().name;
+    std::cout << nmt::bench::cpu_line() << '\n';
     std::cout << fmt::format("matmul peak ({} {}^3, {}): {:.1f} GFLOP/s\n", peak.math, peak.n,
                              where, peak.flops_per_second / 1e9);
     std::cout << fmt::format("{:<30}{:>12}{:>12}{:>12}{:>14}{:>8}{:>10}\n", "config", "params",
@@ -174,6 +175,7 @@ int main(int argc, char** argv) {
       write_json(
           o.json,
           {{"device", device.str()},
+           {"cpu", nmt::bench::cpu_line()},
            {"precision", nmt::runtime::precision_name(precision)},
            {"steps", o.steps},
            {"peak", {{"math", peak.math}, {"n", peak.n}, {"tflops", peak.flops_per_second / 1e12}}},

@@ -2,6 +2,7 @@
 // seeds go; its int8 form stays within int8's rounding of fp32; a quantized model holds about a
 // quarter of its fp32 bytes; a model trained on a copy task decodes (greedy and beam) to nearly
 // the same tokens in int8 as in fp32; training or CUDA with int8 is refused, naming the setting.
+// fp32 weights packed once for the BLAS (runtime::PackedWeight) give the plain products' values.
 
 #include <ATen/Context.h>
 #include <ATen/ops/arange.h>
@@ -20,6 +21,7 @@
 #include <cstdint>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "preprocess/vocabulary.h"
@@ -29,6 +31,7 @@
 #include "trainer/decode/decode.h"
 #include "trainer/model/linear.h"
 #include "trainer/model/transformer.h"
+#include "trainer/runtime/packed_gemm.h"
 #include "trainer/runtime/precision.h"
 
 namespace nmt::model {
@@ -70,7 +73,7 @@ TEST(Int8Linear, StaysWithinInt8RoundingOfFp32) {
   layer->quantize_int8();
   ASSERT_TRUE(layer->quantized());
   EXPECT_EQ(layer->weight.numel(), 0) << "the fp32 weight is released";
-  EXPECT_EQ(layer->int8_bytes(), copies() * 384 * 256 + 384 * 12);
+  EXPECT_EQ(layer->extra_bytes(), copies() * 384 * 256 + 384 * 12);
   const auto int8 = layer(x);
   ASSERT_EQ(int8.sizes(), fp32.sizes());
   // 8-bit weights (per row) and 7- or 8-bit activations (per call): about 1% in measurements
@@ -244,6 +247,82 @@ TEST(Int8Model, DecodesATrainedModelLikeFp32) {
   EXPECT_GE(agreement(int8_beam, fp32_beam), 0.97);
   EXPECT_GE(copies_exactly(model, unseen, greedy), fp32_copied - 2)
       << "of 64 unseen sources copied exactly in int8; fp32 copied " << fp32_copied;
+}
+
+TEST(PackedFp32, ProductsEqualThePlainOnesForAnyRowCount) {
+  if (!runtime::PackedWeight::available()) {
+    GTEST_SKIP() << "this LibTorch's BLAS has no packed GEMM";
+  }
+  torch::manual_seed(5);
+  for (const auto& [out, in] :
+       std::vector<std::pair<std::int64_t, std::int64_t>>{{37, 19}, {300, 64}, {4000, 256}}) {
+    const auto weight = at::randn({out, in});
+    const auto bias = at::randn({out});
+    const runtime::PackedWeight packed(weight);
+    EXPECT_EQ(packed.rows(), out);
+    EXPECT_EQ(packed.cols(), in);
+    EXPECT_GE(packed.bytes(), out * in * 4);
+    // The packing serves any number of rows, not only the one it was laid out for.
+    for (const std::int64_t m : {0, 1, 3, 17, 300}) {
+      const auto x = at::randn({m, in});
+      for (const bool with_bias : {true, false}) {
+        const auto b = with_bias ? bias : at::Tensor();
+        const auto got = packed.linear(x, b);  // [m, out]
+        ASSERT_EQ(got.sizes(), (std::vector<std::int64_t>{m, out}));
+        EXPECT_TRUE(got.allclose(at::linear(x, weight, b), 1e-5, 1e-4))
+            << out << "x" << in << ", " << m << " rows, bias " << with_bias;
+      }
+    }
+    const auto x3 = at::randn({2, 5, in});  // [2, 5, in]
+    EXPECT_TRUE(packed.linear(x3, bias).allclose(at::linear(x3, weight, bias), 1e-5, 1e-4));
+  }
+  // A transposed (non-contiguous) weight packs as its values.
+  const auto stored = at::randn({19, 37});
+  EXPECT_TRUE(runtime::PackedWeight(stored.t())
+                  .linear(at::ones({2, 19}), {})
+                  .allclose(at::linear(at::ones({2, 19}), stored.t()), 1e-5, 1e-4));
+  EXPECT_THROW(runtime::PackedWeight(at::randn({3, 4}).to(at::kDouble)), c10::Error);
+  EXPECT_THROW(runtime::PackedWeight(at::randn({3, 4})).linear(at::randn({2, 5}), {}), c10::Error);
+}
+
+TEST(PackedFp32, ModelGivesThePlainLogitsStepByStep) {
+  if (!runtime::PackedWeight::available()) {
+    GTEST_SKIP() << "this LibTorch's BLAS has no packed GEMM";
+  }
+  for (const std::string sharing : {"all", "decoder", "none"}) {
+    torch::manual_seed(3);
+    Transformer plain(quickstart_shape(sharing));
+    torch::manual_seed(3);
+    Transformer packed(quickstart_shape(sharing));
+    plain->eval();
+    packed->eval();
+    const auto fp32_bytes = packed->weight_bytes();
+    ASSERT_TRUE(packed->pack_fp32()) << sharing;
+    // The linear maps' fp32 weights are released; their packed copies are counted instead.
+    EXPECT_GE(packed->weight_bytes(), fp32_bytes) << sharing;
+    for (const auto& module : packed->modules()) {
+      if (const auto* linear = module->as<LinearImpl>()) {
+        EXPECT_TRUE(linear->packed());
+        EXPECT_EQ(linear->weight.numel(), 0);
+      }
+    }
+    torch::NoGradGuard no_grad;
+    const auto src = decode::sources();  // [3, 8]
+    const auto tgt = src.narrow(1, 0, 5);
+    EXPECT_TRUE(packed(src, tgt).allclose(plain(src, tgt), 1e-4, 1e-4)) << sharing;
+    // Incremental decoding, the path translation takes: the same logits at every position.
+    auto plain_cache = plain->start_decoding(plain->encode(src), src);
+    auto packed_cache = packed->start_decoding(packed->encode(src), src);
+    for (std::int64_t position = 0; position < 5; ++position) {
+      const auto tokens = tgt.select(1, position);  // [3]
+      EXPECT_TRUE(packed->decode_step(tokens, packed_cache)
+                      .allclose(plain->decode_step(tokens, plain_cache), 1e-4, 1e-4))
+          << sharing << ", position " << position;
+    }
+  }
+  Transformer quantized(quickstart_shape("all"));
+  quantized->quantize_int8();
+  EXPECT_FALSE(quantized->pack_fp32()) << "an int8 model stays int8";
 }
 
 TEST(Int8Precision, IsForDecodingOnACpuOnly) {

@@ -11,12 +11,16 @@
 #include <cmath>
 #include <limits>
 #include <regex>
+#include <stdexcept>
+#include <string>
 #include <vector>
 
 #include "test_utils.h"
 #include "trainer/runtime/blas_backend.h"
+#include "trainer/runtime/cpu_kernels.h"
 #include "trainer/runtime/cuda_info.h"
 #include "trainer/runtime/device.h"
+#include "trainer/runtime/packed_gemm.h"
 #include "trainer/runtime/precision.h"
 
 namespace nmt::runtime {
@@ -249,6 +253,61 @@ TEST(Precision, AutoOnACpuFollowsItsInstructionsAndOnlyAvx512IsTimed) {
     EXPECT_EQ(chosen.precision, Precision::kBf16);
   }
   EXPECT_EQ(chosen.reason.rfind("auto: ", 0), 0u) << chosen.reason;
+}
+
+const KernelPath& path_of(const std::vector<KernelPath>& paths, const std::string& operation) {
+  for (const auto& path : paths) {
+    if (path.operation == operation) return path;
+  }
+  throw std::runtime_error("no kernel path for " + operation);
+}
+
+TEST(CpuKernels, PathsFollowTheInstructionSetsNotTheVendor) {
+  CpuInstructions zen3;  // AVX2 and FMA only
+  zen3.avx2 = zen3.fma = true;
+  CpuInstructions zen4 = zen3;  // AVX512 with BF16 and VNNI, no AMX
+  zen4.avx512 = zen4.avx512_bf16 = zen4.avx512_vnni = true;
+  CpuInstructions xeon = zen4;  // and AMX
+  xeon.amx_bf16 = xeon.amx_int8 = true;
+
+  const auto on_zen3 = choose_kernel_paths(zen3, "AVX2", "mkl", true, "fbgemm");
+  ASSERT_EQ(on_zen3.size(), 5u);
+  EXPECT_EQ(path_of(on_zen3, "fp32 decoding").path, "mkl packed weights");
+  EXPECT_EQ(path_of(on_zen3, "bf16 matmul").path, "none");
+  EXPECT_NE(path_of(on_zen3, "bf16 matmul").reason.find("fp32"), std::string::npos);
+  EXPECT_EQ(path_of(on_zen3, "int8 matmul").path, "fbgemm");
+  EXPECT_NE(path_of(on_zen3, "int8 matmul").reason.find("no VNNI"), std::string::npos);
+  EXPECT_EQ(path_of(on_zen3, "fp32 matmul").path, "mkl");
+
+  const auto on_zen4 = choose_kernel_paths(zen4, "AVX512", "mkl", true, "fbgemm");
+  EXPECT_EQ(path_of(on_zen4, "bf16 matmul").path, "oneDNN AVX512-BF16");
+  EXPECT_EQ(path_of(on_zen4, "int8 matmul").path, "fbgemm AVX512-VNNI");
+  EXPECT_EQ(path_of(on_zen4, "vector kernels").path, "AVX512");
+
+  const auto on_xeon = choose_kernel_paths(xeon, "AVX512", "mkl", true, "x86");
+  EXPECT_EQ(path_of(on_xeon, "bf16 matmul").path, "oneDNN AMX");
+  EXPECT_EQ(path_of(on_xeon, "int8 matmul").path, "x86 AMX-INT8");
+
+  EXPECT_EQ(
+      path_of(choose_kernel_paths(zen3, "AVX2", "reference", false, "fbgemm"), "fp32 matmul").path,
+      "reference BLAS");
+  const auto on_openblas = choose_kernel_paths(zen3, "", "openblas", false, "onednn");
+  EXPECT_EQ(path_of(on_openblas, "vector kernels").path, "unknown");
+  EXPECT_EQ(path_of(on_openblas, "fp32 decoding").path, "plain products");
+
+  // This machine: the same instruction sets as the precision's choice, a path for every kind.
+  const auto here = cpu_kernels();
+  EXPECT_EQ(here.bf16_native, cpu_bf16_instructions() != CpuBf16::kNone);
+  EXPECT_EQ(path_of(here.paths, "fp32 matmul").path == "reference BLAS",
+            detect_blas_backend().is_reference());
+  EXPECT_EQ(path_of(here.paths, "fp32 decoding").path != "plain products",
+            PackedWeight::available());
+  for (const auto& path : here.paths) {
+    EXPECT_FALSE(path.path.empty()) << path.operation;
+    EXPECT_FALSE(path.reason.empty()) << path.operation;
+    EXPECT_NE(here.summary().find(path.operation + " " + path.path), std::string::npos);
+  }
+  EXPECT_EQ(here.summary().rfind(here.cpu.empty() ? "unknown CPU" : here.cpu, 0), 0u);
 }
 
 TEST(Precision, ExplicitChoicesAreCheckedAgainstTheDevice) {

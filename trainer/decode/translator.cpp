@@ -1,14 +1,19 @@
 #include "trainer/decode/translator.h"
 
+#include <ATen/Parallel.h>
 #include <ATen/ops/tensor.h>
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 #include <torch/utils.h>
 
 #include <algorithm>
+#include <atomic>
+#include <exception>
+#include <mutex>
 #include <numeric>
 #include <stdexcept>
 #include <string_view>
+#include <thread>
 
 #include "common/mix64.h"
 #include "common/progress.h"
@@ -17,6 +22,7 @@
 #include "trainer/data/padded_batch.h"
 #include "trainer/decode/decode.h"
 #include "trainer/decode/sampling.h"
+#include "trainer/runtime/blas_backend.h"
 #include "trainer/runtime/precision.h"
 
 namespace nmt::decode {
@@ -139,6 +145,9 @@ Translator::Translator(model::Transformer model, const preprocess::Vocabulary& v
     model_->quantize_int8();
     spdlog::info("precision int8: model weights {:.1f} MB ({:.1f} MB in fp32)",
                  static_cast<double>(model_->weight_bytes()) / 1e6, fp32_mb);
+  } else if (options_.precision == runtime::Precision::kFp32 && device_.is_cpu() &&
+             options_.packed_weights && model_->pack_fp32()) {
+    spdlog::debug("fp32 products on weights packed once (the BLAS's packed GEMM)");
   }
 }
 
@@ -211,11 +220,15 @@ std::vector<std::vector<Hypothesis>> Translator::translate_ids(
     return sources[a].size() < sources[b].size();
   });
   std::vector<std::vector<Hypothesis>> results(sources.size());
-  ProgressMeter progress("translate", "sentences", 10.0);
   std::vector<std::int64_t> lengths;
   for (const auto i : order) lengths.push_back(static_cast<std::int64_t>(sources[i].size()));
-  std::size_t start = 0;
-  for (const auto end : data::batch_ends(lengths, auto_batch_tokens(options_))) {
+  const auto ends = data::batch_ends(lengths, auto_batch_tokens(options_));
+  ProgressMeter progress("translate", "sentences", 10.0);
+  std::mutex progress_mutex;
+  std::int64_t done = 0;
+  // Decodes batch b (sources order[ends[b - 1] .. ends[b])) into results.
+  const auto decode_batch = [&](std::size_t b) {
+    const std::size_t start = b == 0 ? 0 : ends[b - 1], end = ends[b];
     std::vector<std::vector<std::int64_t>> batch;
     std::vector<std::uint64_t> batch_keys;
     for (std::size_t i = start; i < end; ++i) {
@@ -224,9 +237,39 @@ std::vector<std::vector<Hypothesis>> Translator::translate_ids(
     }
     auto decoded = translate_batch(batch, batch_keys);
     for (std::size_t i = start; i < end; ++i) results[order[i]] = std::move(decoded[i - start]);
-    start = end;
-    progress.update(static_cast<std::int64_t>(start),
-                    static_cast<double>(start) / static_cast<double>(order.size()));
+    const std::lock_guard<std::mutex> lock(progress_mutex);
+    done += static_cast<std::int64_t>(end - start);
+    progress.update(done, static_cast<double>(done) / static_cast<double>(order.size()));
+  };
+  const std::size_t workers =
+      device_.is_cpu() ? std::min<std::size_t>(std::max(options_.workers, 1), ends.size()) : 1;
+  if (workers <= 1) {
+    for (std::size_t b = 0; b < ends.size(); ++b) decode_batch(b);
+  } else {
+    // Longest batches first, each to the next free worker, so that none is left with a long one
+    // at the end.
+    std::atomic<std::size_t> next{0};
+    std::vector<std::exception_ptr> errors(workers);
+    const int aten_threads = at::get_num_threads(), blas_threads = runtime::blas_threads();
+    std::vector<std::thread> threads;
+    for (std::size_t w = 0; w < workers; ++w) {
+      threads.emplace_back([&, w] {
+        try {
+          runtime::single_threaded_kernels_here();
+          for (std::size_t k; (k = next.fetch_add(1)) < ends.size();)
+            decode_batch(ends.size() - 1 - k);
+        } catch (...) {
+          errors[w] = std::current_exception();
+          next = ends.size();  // the others stop after their batch
+        }
+      });
+    }
+    for (auto& thread : threads) thread.join();
+    at::set_num_threads(aten_threads);
+    if (blas_threads > 0) runtime::set_blas_threads(blas_threads);
+    for (const auto& error : errors) {
+      if (error) std::rethrow_exception(error);
+    }
   }
   progress.finish(static_cast<std::int64_t>(order.size()));
   return results;

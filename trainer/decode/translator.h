@@ -47,6 +47,16 @@ struct TranslateOptions {
   // Resolved (not auto): bf16 and fp16 decode under autocast; int8 (CPU only) quantizes the
   // model given to the translator, which the caller shares, once and for good.
   runtime::Precision precision = runtime::Precision::kFp32;
+  // fp32 on a CPU: the model's weights are packed once for the BLAS (TransformerImpl::pack_fp32,
+  // where the BLAS can), which releases the fp32 weights of the model the caller shares: for
+  // tools that load a model only to decode with it (nmt-translate), never for one in training.
+  bool packed_weights = false;
+  // Batches decoded at once on a CPU, each by its own thread with single-threaded kernels (the
+  // BLAS and LibTorch's intra-op pool, runtime::single_threaded_kernels_here): a decoding step's
+  // products are small, and they keep the CPUs busier side by side than split across threads.
+  // 1: one batch at a time, in the kernels' own threads. Tools set it to their CPU threads. A
+  // batch's result does not depend on which worker decodes it.
+  int workers = 1;
   LongInputs long_inputs = LongInputs::kTruncate;  // sources that do not fit
 };
 

@@ -32,7 +32,8 @@ torch::Tensor ScaledEmbeddingImpl::forward(const torch::Tensor& tokens) {
 }
 
 torch::Tensor ScaledEmbeddingImpl::project(const torch::Tensor& hidden) {
-  if (int8_projection_) return int8_projection_->linear(hidden);  // [..., vocab_size]
+  if (int8_projection_) return int8_projection_->linear(hidden);          // [..., vocab_size]
+  if (packed_projection_) return packed_projection_->linear(hidden, {});  // [..., vocab_size]
   TORCH_CHECK(!quantized(), "this embedding was quantized without its projection");
   return at::linear(hidden, weight_);  // [..., vocab_size]
 }
@@ -48,7 +49,13 @@ void ScaledEmbeddingImpl::quantize_int8(bool projection) {
   weight_.set_();  // the registered tensor too: its fp32 storage is freed
 }
 
-std::int64_t ScaledEmbeddingImpl::int8_bytes() const {
+void ScaledEmbeddingImpl::pack_projection() {
+  if (quantized() || packed_projection_ || !runtime::PackedWeight::available()) return;
+  packed_projection_.emplace(weight_);
+}
+
+std::int64_t ScaledEmbeddingImpl::extra_bytes() const {
+  if (packed_projection_) return packed_projection_->bytes();
   if (!quantized()) return 0;
   return int8_rows_.values.nbytes() + int8_rows_.scales.nbytes() +
          (int8_projection_ ? int8_projection_->bytes() : 0);

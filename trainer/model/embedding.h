@@ -27,16 +27,22 @@ class ScaledEmbeddingImpl : public torch::nn::Module {
   // becomes an empty tensor). Without `projection`, project() is then an error.
   void quantize_int8(bool projection);
   bool quantized() const { return int8_rows_.values.defined(); }
-  // Bytes of the int8 rows and projection, which no registered tensor holds (0 in fp32).
-  std::int64_t int8_bytes() const;
+  // For fp32 decoding on a CPU: the projection runs on a packed copy of the weight
+  // (runtime::PackedWeight; the lookup keeps the fp32 weight). Nothing happens where the BLAS has
+  // no packed products or when quantized.
+  void pack_projection();
+  // Bytes of the int8 rows and projection or the packed projection, which no registered tensor
+  // holds (0 before either).
+  std::int64_t extra_bytes() const;
 
   const torch::Tensor& weight() const { return weight_; }
 
  private:
   double scale_;
   torch::Tensor weight_;
-  Int8Rows int8_rows_;                         // quantized lookup table, or undefined
-  std::optional<Int8Matrix> int8_projection_;  // quantized projection, or none
+  Int8Rows int8_rows_;                                      // quantized lookup table, or undefined
+  std::optional<Int8Matrix> int8_projection_;               // quantized projection, or none
+  std::optional<runtime::PackedWeight> packed_projection_;  // packed fp32 projection, or none
 };
 TORCH_MODULE(ScaledEmbedding);
 

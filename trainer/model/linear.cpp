@@ -113,8 +113,9 @@ LinearImpl::LinearImpl(std::int64_t in_features, std::int64_t out_features, bool
 }
 
 torch::Tensor LinearImpl::forward(const torch::Tensor& x) {
-  if (int8_) return int8_->linear(x);  // [..., out]
-  return at::linear(x, weight, bias);  // [..., out]
+  if (int8_) return int8_->linear(x);            // [..., out]
+  if (packed_) return packed_->linear(x, bias);  // [..., out]
+  return at::linear(x, weight, bias);            // [..., out]
 }
 
 void LinearImpl::quantize_int8() {
@@ -123,6 +124,13 @@ void LinearImpl::quantize_int8() {
               "int8 quantization needs fp32 weights on the CPU, got ", weight.scalar_type(), " on ",
               weight.device());
   int8_.emplace(weight, bias);
+  torch::NoGradGuard no_grad;
+  weight.set_();  // the registered tensor too: its fp32 storage is freed
+}
+
+void LinearImpl::pack_fp32() {
+  if (int8_ || packed_ || !runtime::PackedWeight::available()) return;
+  packed_.emplace(weight);
   torch::NoGradGuard no_grad;
   weight.set_();  // the registered tensor too: its fp32 storage is freed
 }

@@ -10,6 +10,8 @@
 #include <torch/nn/module.h>
 #include <torch/nn/pimpl.h>
 
+#include "trainer/runtime/packed_gemm.h"
+
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -56,14 +58,23 @@ class LinearImpl : public torch::nn::Module {
   // tensor; the bias stays). CPU and fp32 only; no way back; gradients no longer flow.
   void quantize_int8();
   bool quantized() const { return int8_.has_value(); }
-  // Bytes of the int8 weight, which no registered tensor holds (0 before quantize_int8).
-  std::int64_t int8_bytes() const { return int8_ ? int8_->bytes() : 0; }
+
+  // For fp32 decoding on a CPU: keeps the weight in the BLAS's packed layout
+  // (runtime::PackedWeight) and releases the fp32 tensor as quantize_int8 does. Nothing happens
+  // where the BLAS has no packed products (PackedWeight::available()) or the layer is quantized.
+  void pack_fp32();
+  bool packed() const { return packed_.has_value(); }
+  // Bytes of the int8 or packed weight, which no registered tensor holds (0 before either).
+  std::int64_t extra_bytes() const {
+    return int8_ ? int8_->bytes() : packed_ ? packed_->bytes() : 0;
+  }
 
   torch::Tensor weight;  // [out, in]; empty once quantized
   torch::Tensor bias;    // [out], or undefined
 
  private:
   std::optional<Int8Matrix> int8_;
+  std::optional<runtime::PackedWeight> packed_;
 };
 TORCH_MODULE(Linear);
 

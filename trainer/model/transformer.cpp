@@ -110,6 +110,19 @@ void TransformerImpl::quantize_int8() {
   }
 }
 
+bool TransformerImpl::pack_fp32() {
+  if (quantized() || !runtime::PackedWeight::available()) return false;
+  TORCH_CHECK(src_embedding_->weight().device().is_cpu() &&
+                  src_embedding_->weight().scalar_type() == at::kFloat,
+              "packed weights are for fp32 decoding on a CPU, got ",
+              src_embedding_->weight().scalar_type(), " on ", src_embedding_->weight().device());
+  if (config_.embedding_sharing != EmbeddingSharing::kNone) tgt_embedding_->pack_projection();
+  for (const auto& module : modules()) {
+    if (auto* linear = module->as<LinearImpl>()) linear->pack_fp32();
+  }
+  return true;
+}
+
 bool TransformerImpl::quantized() const {
   return src_embedding_->quantized();
 }
@@ -123,8 +136,8 @@ std::int64_t TransformerImpl::weight_bytes() const {
     }
   }
   for (const auto& module : modules()) {
-    if (const auto* linear = module->as<LinearImpl>()) bytes += linear->int8_bytes();
-    if (const auto* table = module->as<ScaledEmbeddingImpl>()) bytes += table->int8_bytes();
+    if (const auto* linear = module->as<LinearImpl>()) bytes += linear->extra_bytes();
+    if (const auto* table = module->as<ScaledEmbeddingImpl>()) bytes += table->extra_bytes();
   }
   return bytes;
 }

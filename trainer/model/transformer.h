@@ -66,9 +66,15 @@ class TransformerImpl : public torch::nn::Module {
   // be trained, saved or moved off the CPU. Does nothing when already quantized.
   void quantize_int8();
   bool quantized() const;
-  // Bytes of the model's weights as held now: its distinct parameters, plus the int8 weights of
-  // quantized layers (by their packed layout, Int8Matrix::bytes). Buffers (the sinusoidal
-  // position table) are not counted.
+  // For fp32 decoding on a CPU: every linear map and the output projection multiply by weights
+  // kept in the BLAS's packed layout (runtime::PackedWeight), so no product re-packs its weight;
+  // the linear maps' fp32 weights are released (the embedding keeps its own for the lookup).
+  // Inference only and one way, as quantize_int8. Returns whether the weights were packed: false
+  // where this process's BLAS has no packed products, or on a quantized model.
+  bool pack_fp32();
+  // Bytes of the model's weights as held now: its distinct parameters, plus the int8 or packed
+  // weights that no parameter holds (by their layout: Int8Matrix::bytes, PackedWeight::bytes).
+  // Buffers (the sinusoidal position table) are not counted.
   std::int64_t weight_bytes() const;
 
  private:

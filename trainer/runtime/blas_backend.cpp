@@ -93,6 +93,25 @@ bool set_blas_threads(int threads) {
   return false;
 }
 
+int blas_threads() {
+  using GetThreads = int (*)();
+  for (const char* symbol :
+       {"MKL_Get_Max_Threads", "openblas_get_num_threads", "bli_thread_get_num_threads"}) {
+    if (void* address = dlsym(RTLD_DEFAULT, symbol)) return reinterpret_cast<GetThreads>(address)();
+  }
+  return 0;
+}
+
+void single_threaded_kernels_here() {
+  at::set_num_threads(1);  // this thread's OpenMP teams (and, in LibTorch's MKL build, MKL's)
+  using SetLocal = int (*)(int);
+  if (void* address = dlsym(RTLD_DEFAULT, "MKL_Set_Num_Threads_Local")) {
+    reinterpret_cast<SetLocal>(address)(1);
+  } else {
+    set_blas_threads(1);
+  }
+}
+
 int available_cpus() {
   cpu_set_t mask;
   CPU_ZERO(&mask);

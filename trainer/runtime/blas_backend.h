@@ -30,6 +30,17 @@ double measure_matmul_gflops(int n = 1024, int repeats = 5, c10::ScalarType type
 // Returns false when the loaded BLAS offers no such call (the reference BLAS is single-threaded).
 bool set_blas_threads(int threads);
 
+// The BLAS library's own thread count now (in the calling thread for MKL); 0 when the loaded BLAS
+// offers no such query.
+int blas_threads();
+
+// For one of several threads that each run their own kernels on shared CPUs (the translator's
+// workers): LibTorch's intra-op pool and the BLAS run one thread when called from the calling
+// thread. MKL's setting is per thread; OpenBLAS and BLIS have only a process-wide one, which this
+// sets to 1 for every thread: whoever starts the workers restores blas_threads()'s earlier
+// answer with set_blas_threads when they are done.
+void single_threaded_kernels_here();
+
 // The CPUs this process may run on: its affinity mask (what taskset, numactl, mpirun's binding and
 // Slurm's task/affinity or cgroup cpusets leave it), not the machine's core count, and at most
 // SLURM_CPUS_PER_TASK when Slurm sets it (a job that binds no CPUs); at least 1.

@@ -14,6 +14,7 @@
 #include <stdexcept>
 
 #include "trainer/runtime/blas_backend.h"
+#include "trainer/runtime/cpu_kernels.h"
 #include "trainer/runtime/cuda_info.h"
 
 namespace nmt::runtime {
@@ -61,11 +62,9 @@ bool cuda_has_bf16(const c10::Device& device) {
 }  // namespace
 
 CpuBf16 cpu_bf16_instructions() {
-#if defined(__x86_64__) && defined(__GNUC__)
-  __builtin_cpu_init();
-  if (__builtin_cpu_supports("amx-bf16")) return CpuBf16::kAmx;
-  if (__builtin_cpu_supports("avx512bf16")) return CpuBf16::kAvx512;
-#endif
+  const auto cpu = cpu_instructions();
+  if (cpu.amx_bf16) return CpuBf16::kAmx;
+  if (cpu.avx512_bf16) return CpuBf16::kAvx512;
   return CpuBf16::kNone;
 }
 

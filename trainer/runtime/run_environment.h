@@ -14,10 +14,6 @@ namespace nmt::runtime {
 // was configured with.
 const char* libtorch_line();
 
-// The processor's model name ("Intel(R) Xeon(R) Platinum 8488C"): CPUID's brand string on x86,
-// else /proc/cpuinfo's "model name"; empty when neither says.
-std::string cpu_model();
-
 // Keys: libtorch.version, libtorch.line, cuda.runtime, cuda.cudnn, cuda.nccl (each only where the
 // build has it), device ("cpu", "cuda:0"), gpu (the device's model, CUDA only), cpu.
 std::map<std::string, std::string> environment_provenance(const c10::Device& device);

@@ -64,6 +64,7 @@ SplitTranslations split_translations(model::Transformer& model,
   options.decode.beam.beam_size = settings.beam;
   options.decode.beam.length_penalty = settings.alpha;
   options.precision = settings.precision;
+  options.workers = settings.workers;
   decode::Translator translator(model, vocab, device, options);
   const auto results = translator.translate_ids(sources);
   model->train();

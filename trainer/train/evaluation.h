@@ -36,6 +36,7 @@ struct BleuSettings {
   double alpha = 0.6;                                        // length penalty
   std::int64_t sentences = 0;                                // the first N pairs; 0: all
   runtime::Precision precision = runtime::Precision::kFp32;  // resolved (not auto)
+  int workers = 1;  // batches decoded side by side on a CPU (decode::TranslateOptions::workers)
 };
 
 // The model's translations of `data`'s first settings.sentences pairs (all when 0), with their
