@@ -33,6 +33,7 @@
 #include <random>
 
 #include "apps/tool_main.h"
+#include "bench/bench_device.h"
 #include "common/cli.h"
 #include "common/proc_memory.h"
 #include "trainer/checkpoint/averaging.h"
@@ -164,6 +165,7 @@ void run(const Options& o) {
     fill_adam_state(*model, adam);
     params = bytes_of(model->parameters());
     state = 3 * params;
+    std::cout << nmt::bench::cpu_line() << '\n';
     std::cout << fmt::format(
         "{}: {} parameters; state with Adam's moments {:.1f} MB (parameters {:.1f} MB)\n", o.config,
         model->parameter_count(), state / 1e6, params / 1e6);

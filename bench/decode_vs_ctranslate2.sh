@@ -35,7 +35,7 @@ done
 [[ -f $checkpoint ]] || { echo "$checkpoint: no such checkpoint" >&2; exit 2; }
 build=$(realpath "$build") venv=$(realpath -m "${venv:-$build/ct2-venv}")
 bin=$build/apps
-for tool in nmt-export nmt-translate nmt-bleu; do
+for tool in nmt-export nmt-translate nmt-bleu nmt-sysinfo; do
   [[ -x $bin/$tool ]] || { echo "$bin/$tool not built" >&2; exit 2; }
 done
 for f in test_2016_flickr.en.gz test_2016_flickr.de.gz; do
@@ -55,6 +55,7 @@ trap 'stop_busy; rm -rf "$work"' EXIT
 mkdir "$work/bin"
 cp "$bin/nmt-export" "$bin/nmt-translate" "$bin/nmt-bleu" "$work/bin/"
 echo "nmt-translate built $(date -u -r "$bin/nmt-translate" '+%F %T') UTC" >&2
+"$build/apps/nmt-sysinfo" --kernels  # the CPU and its kernel paths
 bin=$work/bin
 
 if [[ ! -f $venv/.nmt-ctranslate2-ready ]]; then

@@ -12,7 +12,9 @@
 
 #include <chrono>
 #include <functional>
+#include <iostream>
 
+#include "bench/bench_device.h"
 #include "common/cli.h"
 #include "trainer/model/dropout.h"
 
@@ -42,6 +44,7 @@ int main(int argc, char** argv) {
   app.add_option("--threads", threads, "CPU threads (0: LibTorch's default)");
   CLI11_PARSE(app, argc, argv);
   if (threads > 0) at::set_num_threads(threads);
+  std::cout << nmt::bench::cpu_line() << '\n';
   torch::nn::Dropout reference(p);
   nmt::model::Dropout ours(p);
   fmt::print("dropout p={} on [{}, {}], {} threads, forward + backward per call\n", p, rows, width,
