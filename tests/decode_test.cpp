@@ -415,5 +415,45 @@ TEST(SplitSource, CutPointsFollowWordsAndSentenceEnds) {
   EXPECT_EQ(strip(marked), strip(expected)) << marked;
 }
 
+TEST(Translator, WorkersDecodeEachBatchAsOneThreadDoes) {
+  std::vector<std::string> corpus;
+  for (int i = 0; i < 300; ++i) corpus.push_back("a dog runs. two cats sit! the man walks");
+  preprocess::VocabularyOptions vocab_options;
+  vocab_options.vocab_size = 40;
+  const auto vocab = preprocess::Vocabulary::from_serialized(
+      preprocess::train_vocabulary(corpus, vocab_options), "test");
+  // 23 sources of 1 to 12 ids in a scrambled order, in batches of at most 30 padded tokens: many
+  // batches of different lengths for the workers to share.
+  std::mt19937 random(7);
+  std::vector<std::vector<std::int64_t>> sources;
+  for (int i = 0; i < 23; ++i) {
+    std::vector<std::int64_t> ids(1 + (i * 7) % 12);
+    for (auto& id : ids) id = std::uniform_int_distribution<std::int64_t>(4, 39)(random);
+    sources.push_back(ids);
+  }
+  for (const auto strategy : {Strategy::kBeam, Strategy::kGreedy, Strategy::kSample}) {
+    TranslateOptions options;
+    options.decode.strategy = strategy;
+    options.decode.beam.max_length_offset = 6;
+    options.batch_tokens = 30;
+    std::vector<std::vector<std::vector<Hypothesis>>> results;
+    for (const int workers : {1, 3}) {
+      options.workers = workers;
+      Translator translator(random_model(41), vocab, c10::Device(c10::kCPU), options);
+      results.push_back(translator.translate_ids(sources));
+    }
+    ASSERT_EQ(results[1].size(), sources.size());
+    for (std::size_t i = 0; i < sources.size(); ++i) {
+      ASSERT_EQ(results[1][i].size(), results[0][i].size()) << "source " << i;
+      for (std::size_t k = 0; k < results[0][i].size(); ++k) {
+        EXPECT_EQ(results[1][i][k].tokens, results[0][i][k].tokens)
+            << "source " << i << ", hypothesis " << k << ", strategy "
+            << static_cast<int>(strategy);
+        EXPECT_NEAR(results[1][i][k].score, results[0][i][k].score, 1e-4) << "source " << i;
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace nmt::decode
