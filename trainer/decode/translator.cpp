@@ -251,6 +251,7 @@ std::vector<std::vector<Hypothesis>> Translator::translate_ids(
     std::atomic<std::size_t> next{0};
     std::vector<std::exception_ptr> errors(workers);
     const int aten_threads = at::get_num_threads(), blas_threads = runtime::blas_threads();
+    runtime::set_blas_threads(1);  // process-wide where the BLAS has no per-thread setting
     std::vector<std::thread> threads;
     for (std::size_t w = 0; w < workers; ++w) {
       threads.emplace_back([&, w] {

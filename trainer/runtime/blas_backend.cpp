@@ -107,8 +107,6 @@ void single_threaded_kernels_here() {
   using SetLocal = int (*)(int);
   if (void* address = dlsym(RTLD_DEFAULT, "MKL_Set_Num_Threads_Local")) {
     reinterpret_cast<SetLocal>(address)(1);
-  } else {
-    set_blas_threads(1);
   }
 }
 

@@ -35,10 +35,10 @@ bool set_blas_threads(int threads);
 int blas_threads();
 
 // For one of several threads that each run their own kernels on shared CPUs (the translator's
-// workers): LibTorch's intra-op pool and the BLAS run one thread when called from the calling
-// thread. MKL's setting is per thread; OpenBLAS and BLIS have only a process-wide one, which this
-// sets to 1 for every thread: whoever starts the workers restores blas_threads()'s earlier
-// answer with set_blas_threads when they are done.
+// workers), called in each: LibTorch's intra-op pool and MKL (a per-thread setting) run one thread
+// when called from this thread. OpenBLAS and BLIS have only a process-wide setting, which is not
+// safe to change while another thread is in a product: whoever starts the workers sets it with
+// set_blas_threads(1) before they start and restores blas_threads()'s earlier answer after.
 void single_threaded_kernels_here();
 
 // The CPUs this process may run on: its affinity mask (what taskset, numactl, mpirun's binding and
