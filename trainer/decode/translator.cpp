@@ -253,17 +253,23 @@ std::vector<std::vector<Hypothesis>> Translator::translate_ids(
     const int aten_threads = at::get_num_threads(), blas_threads = runtime::blas_threads();
     runtime::set_blas_threads(1);  // process-wide where the BLAS has no per-thread setting
     std::vector<std::thread> threads;
-    for (std::size_t w = 0; w < workers; ++w) {
-      threads.emplace_back([&, w] {
-        try {
-          runtime::single_threaded_kernels_here();
-          for (std::size_t k; (k = next.fetch_add(1)) < ends.size();)
-            decode_batch(ends.size() - 1 - k);
-        } catch (...) {
-          errors[w] = std::current_exception();
-          next = ends.size();  // the others stop after their batch
-        }
-      });
+    const auto work = [&](std::size_t w) {
+      try {
+        runtime::single_threaded_kernels_here();
+        for (std::size_t k; (k = next.fetch_add(1)) < ends.size();)
+          decode_batch(ends.size() - 1 - k);
+      } catch (...) {
+        errors[w] = std::current_exception();
+        next = ends.size();  // the others stop after their batch
+      }
+    };
+    try {
+      for (std::size_t w = 0; w < workers; ++w) threads.emplace_back(work, w);
+    } catch (...) {  // no more threads to be had: those started decode every batch
+      if (threads.empty()) {
+        if (blas_threads > 0) runtime::set_blas_threads(blas_threads);
+        throw;
+      }
     }
     for (auto& thread : threads) thread.join();
     at::set_num_threads(aten_threads);
