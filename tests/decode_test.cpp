@@ -4,6 +4,7 @@
 // mean (and the identity on identical inputs), alignment heatmaps are drawn, and over-long
 // sources split into pieces that fit, cut at the best boundary within reach.
 
+#include <ATen/Parallel.h>
 #include <ATen/ops/equal.h>
 #include <ATen/ops/tensor.h>
 #include <fmt/format.h>
@@ -385,13 +386,18 @@ TEST(SplitSource, PiecesFitAndConcatenateToTheSource) {
   }
 }
 
-TEST(SplitSource, CutPointsFollowWordsAndSentenceEnds) {
+// A 40-piece vocabulary trained on one repeated line of words and sentence ends.
+preprocess::Vocabulary small_vocabulary() {
   std::vector<std::string> corpus;
   for (int i = 0; i < 300; ++i) corpus.push_back("a dog runs. two cats sit! the man walks");
   preprocess::VocabularyOptions options;
   options.vocab_size = 40;
-  const auto vocab = preprocess::Vocabulary::from_serialized(
-      preprocess::train_vocabulary(corpus, options), "test");
+  return preprocess::Vocabulary::from_serialized(preprocess::train_vocabulary(corpus, options),
+                                                 "test");
+}
+
+TEST(SplitSource, CutPointsFollowWordsAndSentenceEnds) {
+  const auto vocab = small_vocabulary();
   const auto encoded = vocab.encode("a dog runs. two cats sit! the man walks");
   const std::vector<std::int64_t> ids(encoded.begin(), encoded.end());
   const auto cuts = cut_points(ids, vocab);
@@ -416,12 +422,11 @@ TEST(SplitSource, CutPointsFollowWordsAndSentenceEnds) {
 }
 
 TEST(Translator, WorkersDecodeEachBatchAsOneThreadDoes) {
-  std::vector<std::string> corpus;
-  for (int i = 0; i < 300; ++i) corpus.push_back("a dog runs. two cats sit! the man walks");
-  preprocess::VocabularyOptions vocab_options;
-  vocab_options.vocab_size = 40;
-  const auto vocab = preprocess::Vocabulary::from_serialized(
-      preprocess::train_vocabulary(corpus, vocab_options), "test");
+  const auto vocab = small_vocabulary();
+  // Single-threaded kernels here too, as in the workers: both decode with the same summation
+  // order, so the comparison holds on any CPU and BLAS.
+  const int threads = at::get_num_threads();
+  at::set_num_threads(1);
   // 23 sources of 1 to 12 ids in a scrambled order, in batches of at most 30 padded tokens: many
   // batches of different lengths for the workers to share.
   std::mt19937 random(7);
@@ -453,6 +458,7 @@ TEST(Translator, WorkersDecodeEachBatchAsOneThreadDoes) {
       }
     }
   }
+  at::set_num_threads(threads);
 }
 
 }  // namespace

@@ -12,6 +12,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
+#include <initializer_list>
 #include <thread>
 #include <vector>
 
@@ -81,33 +82,36 @@ double measure_matmul_gflops(int n, int repeats, c10::ScalarType type) {
   return 2.0 * n * n * static_cast<double>(n) / best_seconds / 1e9;
 }
 
-bool set_blas_threads(int threads) {
-  using SetThreads = void (*)(int);
-  for (const char* symbol :
-       {"openblas_set_num_threads", "MKL_Set_Num_Threads", "bli_thread_set_num_threads"}) {
-    if (void* address = dlsym(RTLD_DEFAULT, symbol)) {
-      reinterpret_cast<SetThreads>(address)(threads);
-      return true;
-    }
+namespace {
+
+// The first of `symbols` (OpenBLAS's, MKL's and BLIS's names of one call) that this process has,
+// as a function of type F; nullptr when none is loaded.
+template <typename F>
+F blas_call(std::initializer_list<const char*> symbols) {
+  for (const char* symbol : symbols) {
+    if (void* address = dlsym(RTLD_DEFAULT, symbol)) return reinterpret_cast<F>(address);
   }
-  return false;
+  return nullptr;
+}
+
+}  // namespace
+
+bool set_blas_threads(int threads) {
+  const auto set = blas_call<void (*)(int)>(
+      {"openblas_set_num_threads", "MKL_Set_Num_Threads", "bli_thread_set_num_threads"});
+  if (set != nullptr) set(threads);
+  return set != nullptr;
 }
 
 int blas_threads() {
-  using GetThreads = int (*)();
-  for (const char* symbol :
-       {"MKL_Get_Max_Threads", "openblas_get_num_threads", "bli_thread_get_num_threads"}) {
-    if (void* address = dlsym(RTLD_DEFAULT, symbol)) return reinterpret_cast<GetThreads>(address)();
-  }
-  return 0;
+  const auto get = blas_call<int (*)()>(
+      {"MKL_Get_Max_Threads", "openblas_get_num_threads", "bli_thread_get_num_threads"});
+  return get != nullptr ? get() : 0;
 }
 
 void single_threaded_kernels_here() {
   at::set_num_threads(1);  // this thread's OpenMP teams (and, in LibTorch's MKL build, MKL's)
-  using SetLocal = int (*)(int);
-  if (void* address = dlsym(RTLD_DEFAULT, "MKL_Set_Num_Threads_Local")) {
-    reinterpret_cast<SetLocal>(address)(1);
-  }
+  if (const auto set_local = blas_call<int (*)(int)>({"MKL_Set_Num_Threads_Local"})) set_local(1);
 }
 
 int available_cpus() {
