@@ -33,8 +33,14 @@ fresh=()
 if [[ "$NMT_LIBTORCH_LINE" == current ]]; then
   prefix=$("$root/jobs/fetch_libtorch.sh")
   line_args=(-DNMT_LIBTORCH_LINE=current "-DCMAKE_PREFIX_PATH=$prefix/torch")
-  # LibTorch's CMake config enables CUDA, which needs nvcc; CMake does not look in /usr/local/cuda.
-  if ! command -v nvcc >/dev/null 2>&1; then
+  # LibTorch's CMake config enables CUDA, which needs nvcc: with every CUDA piece from PyPI
+  # (NMT_LIBTORCH_CUDA_LIBS=wheel) the fetched toolkit folder's, else the machine's; CMake does not
+  # look in /usr/local/cuda.
+  pypi_cuda=$prefix/nvidia/cu13
+  if [[ "${NMT_LIBTORCH_CUDA_LIBS:-toolkit}" == wheel ]]; then
+    line_args+=("-DCMAKE_CUDA_COMPILER=$pypi_cuda/bin/nvcc" "-DCUDAToolkit_ROOT=$pypi_cuda"
+      "-DCUDA_TOOLKIT_ROOT_DIR=$pypi_cuda")
+  elif ! command -v nvcc >/dev/null 2>&1; then
     [[ -x /usr/local/cuda/bin/nvcc ]] ||
       { echo "build: the current line needs the CUDA toolkit's nvcc (not on PATH)" >&2; exit 1; }
     line_args+=(-DCMAKE_CUDA_COMPILER=/usr/local/cuda/bin/nvcc)

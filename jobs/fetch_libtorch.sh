@@ -10,13 +10,18 @@
 #                           toolkit (with cuDNN and NCCL, as on this project's machines), and only
 #                           those it lacks (cuSPARSELt, NVSHMEM, cuFile) from PyPI; checked after
 #                           the fetch. wheel: every CUDA library from the wheel's dependencies
-#                           (~2.6 GB instead of ~0.73 GB; for a toolkit without cuDNN or NCCL, or
-#                           an older one; nvcc is still needed to configure; these dependencies
-#                           are not hash-pinned)
+#                           (~2.6 GB instead of ~0.73 GB; for a machine without the CUDA
+#                           toolkit, or with one without cuDNN or NCCL, or an older one; these
+#                           dependencies are not hash-pinned), and the CUDA compiler with the
+#                           headers (jobs/cuda-compiler-pypi.txt, hash-pinned): PREFIX/nvidia/cu13
+#                           is then a CUDA toolkit folder (bin/nvcc, include, lib) that
+#                           jobs/build.sh configures against, so nothing of CUDA is needed on
+#                           the machine
 # Progress and timings go to stderr; stdout is the prefix alone.
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 pins=$root/jobs/libtorch-current.txt
+compiler_pins=$root/jobs/cuda-compiler-pypi.txt
 cache=$(realpath -m "${NMT_LIBTORCH_CACHE:-$root/.cache/libtorch}")
 cuda_libs=${NMT_LIBTORCH_CUDA_LIBS:-toolkit}
 say() { echo "fetch_libtorch: $*" >&2; }
@@ -28,7 +33,10 @@ case "$cuda_libs" in
   *) say "NMT_LIBTORCH_CUDA_LIBS must be toolkit or wheel, not '$cuda_libs'"; exit 1 ;;
 esac
 # The stamp names the exact pins (not the comments), so changing a pin refetches.
-stamp_value="$(grep -v -e '^#' -e '^[[:space:]]*$' "$pins" | sha256sum | cut -c1-16)-$cuda_libs"
+pinned_files=("$pins")
+[[ "$cuda_libs" == wheel ]] && pinned_files+=("$compiler_pins")
+stamp_value="$(cat "${pinned_files[@]}" | grep -v -e '^#' -e '^[[:space:]]*$' | sha256sum |
+  cut -c1-16)-$cuda_libs"
 prefix=$cache/$torch_pin-$cuda_libs
 if [[ -f "$prefix/.complete" && "$(cat "$prefix/.complete")" == "$stamp_value" ]]; then
   echo "$prefix"
@@ -59,27 +67,36 @@ if [[ "$cuda_libs" == toolkit ]]; then
     -d "$work/wheels" >&2
 else
   "$python" -m pip download --quiet "torch==$torch_pin" "${wheel_tags[@]}" -d "$work/wheels" >&2
+  "$python" -m pip download --quiet --no-deps --require-hashes -r "$compiler_pins" \
+    "${wheel_tags[@]}" -d "$work/wheels" >&2
 fi
 downloaded=$(du -sm "$work/wheels" | cut -f1)
 fetched=$(date +%s)
 say "downloaded ${downloaded} MB in $((fetched - start)) s"
 
 # Only what a C++ build links and loads: torch's headers, libraries and CMake files, and the
-# NVIDIA libraries (no Python modules, no Triton).
-"$python" - "$work/wheels" "$work/tree" <<'PY'
-import pathlib, sys, zipfile
-wheels, tree = pathlib.Path(sys.argv[1]), pathlib.Path(sys.argv[2])
+# NVIDIA libraries (no Python modules, no Triton); in wheel mode also the NVIDIA wheels' compiler,
+# headers and NVVM, which make nvidia/cu13 a toolkit folder.
+"$python" - "$work/wheels" "$work/tree" "$cuda_libs" <<'PY'
+import os, pathlib, stat, sys, zipfile
+wheels, tree, mode = pathlib.Path(sys.argv[1]), pathlib.Path(sys.argv[2]), sys.argv[3]
 keep_torch = ("torch/lib/", "torch/include/", "torch/share/")
+keep_nvidia = ("lib", "include", "bin", "nvvm") if mode == "wheel" else ("lib",)
 for wheel in sorted(wheels.glob("*.whl")):
     name = wheel.name.lower()
     if not (name.startswith("torch-") or name.startswith("nvidia_")):
         continue
     with zipfile.ZipFile(wheel) as archive:
-        for member in archive.namelist():
+        for info in archive.infolist():
+            member = info.filename
+            parts = member.split("/")
             wanted = member.startswith(keep_torch) if name.startswith("torch-") else (
-                member.startswith("nvidia/") and "/lib/" in member)
+                parts[0] == "nvidia" and len(parts) > 3 and parts[2] in keep_nvidia)
             if wanted and not member.endswith("/"):
-                archive.extract(member, tree)
+                archive.extract(info, tree)
+                # zipfile drops the mode bits: the compiler's programs stay executable, by all.
+                if (info.external_attr >> 16) & stat.S_IXUSR:
+                    os.chmod(tree / member, 0o755)
 PY
 [[ -f "$work/tree/torch/share/cmake/Torch/TorchConfig.cmake" ]] ||
   { say "the torch wheel held no share/cmake/Torch/TorchConfig.cmake"; exit 1; }
@@ -100,6 +117,14 @@ if [[ "$cuda_libs" == toolkit ]]; then
     say "install them, or fetch every CUDA library from PyPI: NMT_LIBTORCH_CUDA_LIBS=wheel $0"
     exit 1
   fi
+fi
+# Wheel mode: the toolkit folders' libraries under their unversioned names too (libcudart.so, as a
+# toolkit has them), which CMake's CUDA and cuDNN searches and the linker look for.
+if [[ "$cuda_libs" == wheel ]]; then
+  for lib in "$work"/tree/nvidia/*/lib/lib*.so.*; do
+    unversioned=${lib%%.so.*}.so
+    [[ -e "$unversioned" ]] || ln -s "$(basename "$lib")" "$unversioned"
+  done
 fi
 echo "$stamp_value" >"$work/tree/.complete"
 rm -rf "$prefix"
