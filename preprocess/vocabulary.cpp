@@ -21,8 +21,11 @@ namespace nmt::preprocess {
 namespace {
 
 // SentencePiece through libnmt_sentencepiece.so, loaded once in its own deep-bound symbol scope
-// (see sentencepiece_shim.h for why). $NMT_SENTENCEPIECE_SHIM overrides the built-in path, for
-// installs that move the library.
+// (see sentencepiece_shim.h for why): where the build wrote it, else found by name through the
+// library path (a relocated copy of the tools, as in the runtime container image).
+// $NMT_SENTENCEPIECE_SHIM names the file instead.
+constexpr const char* kShimName = "libnmt_sentencepiece.so";
+
 struct SentencePieceLibrary {
   decltype(&nmt_spm_load) load;
   decltype(&nmt_spm_free) free;
@@ -42,7 +45,8 @@ struct SentencePieceLibrary {
  private:
   static SentencePieceLibrary open() {
     const char* env = std::getenv("NMT_SENTENCEPIECE_SHIM");
-    const std::string path = env != nullptr && *env != '\0' ? env : NMT_SPM_SHIM_PATH;
+    const bool named = env != nullptr && *env != '\0';
+    std::string path = named ? env : NMT_SPM_SHIM_PATH;
     // Deep binding keeps the shim's protobuf apart from LibTorch's. ASan and TSan refuse it (it
     // would bypass their interceptors); a sanitized build loads the shim without.
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
@@ -54,11 +58,20 @@ struct SentencePieceLibrary {
     constexpr int kBinding = RTLD_DEEPBIND;
 #endif
     void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL | kBinding);
+    if (handle == nullptr && !named) {
+      const std::string build_error = dlerror();
+      path = kShimName;
+      handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL | kBinding);
+      if (handle == nullptr) {
+        throw std::runtime_error(fmt::format(
+            "cannot load SentencePiece through {} ({}) or {} on the library path ({}): build the "
+            "nmt_sentencepiece target, or set NMT_SENTENCEPIECE_SHIM",
+            NMT_SPM_SHIM_PATH, build_error, kShimName, dlerror()));
+      }
+    }
     if (handle == nullptr) {
-      throw std::runtime_error(
-          fmt::format("cannot load SentencePiece through {}: {} (build the "
-                      "nmt_sentencepiece target, or set NMT_SENTENCEPIECE_SHIM)",
-                      path, dlerror()));
+      throw std::runtime_error(fmt::format(
+          "cannot load SentencePiece through {} (NMT_SENTENCEPIECE_SHIM): {}", path, dlerror()));
     }
     const auto symbol = [&](const char* name) {
       void* address = dlsym(handle, name);
