@@ -33,6 +33,29 @@ set(NMT_TORCH_HAS_CUDA OFF)
 if(TORCH_CUDA_LIBRARIES OR TARGET torch_cuda)
   set(NMT_TORCH_HAS_CUDA ON)
 endif()
+# The CUDA headers that LibTorch's CUDA headers include (cuda.h, and CUDA 13's CCCL: nv/target),
+# from the toolkit its config found: a toolkit from PyPI or a module is on no default include path.
+# CMake 3.25's CUDAToolkit module predates the CCCL folder, so it is added here.
+set(NMT_CUDA_INCLUDE_DIRS "")
+if(NMT_TORCH_HAS_CUDA)
+  foreach(_dir ${CUDAToolkit_INCLUDE_DIRS})
+    list(APPEND NMT_CUDA_INCLUDE_DIRS "${_dir}")
+    if(IS_DIRECTORY "${_dir}/cccl")
+      list(APPEND NMT_CUDA_INCLUDE_DIRS "${_dir}/cccl")
+    endif()
+  endforeach()
+  # NCCL's header (c10d's NCCL process group includes it): the toolkit's, else the one of the NCCL
+  # wheel beside a LibTorch from PyPI (nvidia/nccl next to torch/).
+  find_path(NMT_NCCL_INCLUDE_DIR nccl.h
+            HINTS ${CUDAToolkit_INCLUDE_DIRS} "${TORCH_INSTALL_PREFIX}/../nvidia/nccl/include")
+  if(NMT_NCCL_INCLUDE_DIR)
+    list(APPEND NMT_CUDA_INCLUDE_DIRS "${NMT_NCCL_INCLUDE_DIR}")
+  endif()
+  list(REMOVE_DUPLICATES NMT_CUDA_INCLUDE_DIRS)
+  if(TARGET torch_cuda AND NMT_CUDA_INCLUDE_DIRS)
+    target_include_directories(torch_cuda SYSTEM INTERFACE ${NMT_CUDA_INCLUDE_DIRS})
+  endif()
+endif()
 # nmt_torch_cpu: what the project's LibTorch code compiles and links against. On a CUDA LibTorch it
 # is the CPU half alone (the same headers and definitions as `torch`): the tools that decode load
 # the CUDA half when a device asks for it (trainer/runtime/cuda_loader.h), which keeps ~230 MB of

@@ -37,6 +37,8 @@ pinned_files=("$pins")
 [[ "$cuda_libs" == wheel ]] && pinned_files+=("$compiler_pins")
 stamp_value="$(cat "${pinned_files[@]}" | grep -v -e '^#' -e '^[[:space:]]*$' | sha256sum |
   cut -c1-16)-$cuda_libs"
+# Wheel mode's layout has a version of its own: a change to what it lays out refetches too.
+[[ "$cuda_libs" == wheel ]] && stamp_value+=-layout2
 prefix=$cache/$torch_pin-$cuda_libs
 if [[ -f "$prefix/.complete" && "$(cat "$prefix/.complete")" == "$stamp_value" ]]; then
   echo "$prefix"
@@ -119,12 +121,14 @@ if [[ "$cuda_libs" == toolkit ]]; then
   fi
 fi
 # Wheel mode: the toolkit folders' libraries under their unversioned names too (libcudart.so, as a
-# toolkit has them), which CMake's CUDA and cuDNN searches and the linker look for.
+# toolkit has them), which CMake's CUDA and cuDNN searches and the linker look for, and lib64 beside
+# lib, where nvcc links its own (libcudadevrt.a, libcudart_static.a) from.
 if [[ "$cuda_libs" == wheel ]]; then
   for lib in "$work"/tree/nvidia/*/lib/lib*.so.*; do
     unversioned=${lib%%.so.*}.so
     [[ -e "$unversioned" ]] || ln -s "$(basename "$lib")" "$unversioned"
   done
+  ln -s lib "$work/tree/nvidia/cu13/lib64"
 fi
 echo "$stamp_value" >"$work/tree/.complete"
 rm -rf "$prefix"

@@ -2,24 +2,36 @@
 # Installs every Debian package the project needs. Idempotent: when all are present it only
 # checks and returns (well under a second). Needs root or sudo for the first install.
 # NMT_SKIP_SETUP=1 skips it (clusters without apt, where modules provide the stack).
+# jobs/setup.sh --libraries prints the packages that the tools' build needs besides a compiler,
+# CMake and LibTorch (what a site's modules provide instead; tests/container/nonroot_build_test.sh).
 set -euo pipefail
 
-PACKAGES=(
-  build-essential cmake ninja-build ccache pkg-config git
-  libtorch-dev
-  libopenblas0-pthread   # LibTorch otherwise runs on the reference BLAS, ~35x slower
+LIBRARIES=(
   libgoogle-perftools-dev   # tcmalloc for the LibTorch tools: training steps 1.2-1.9x faster than glibc malloc
   libopenmpi-dev openmpi-bin
   libhdf5-dev
-  libsqlite3-dev sqlite3 libsqlitecpp-dev
+  libsqlite3-dev libsqlitecpp-dev
   libfmt-dev libspdlog-dev libyaml-cpp-dev libcli11-dev nlohmann-json3-dev
   libboost-dev
   libicu-dev                  # Unicode categories for nmt-bleu's intl tokenizer
-  libgtest-dev libgmock-dev libbenchmark-dev
-  libsentencepiece-dev sentencepiece
+  libsentencepiece-dev
   zlib1g-dev libssl-dev
-  curl python3 python3-h5py   # h5py: tests read shards back as users will
   libjs-dygraphs              # the dashboard's charts, built into nmt-trackerd
+)
+if [[ "${1:-}" == --libraries ]]; then
+  printf '%s\n' "${LIBRARIES[@]}"
+  exit 0
+fi
+
+PACKAGES=(
+  build-essential cmake ninja-build ccache pkg-config git
+  "${LIBRARIES[@]}"
+  libtorch-dev
+  libopenblas0-pthread   # LibTorch otherwise runs on the reference BLAS, ~35x slower
+  sqlite3
+  libgtest-dev libgmock-dev libbenchmark-dev
+  sentencepiece
+  curl python3 python3-h5py   # h5py: tests read shards back as users will
   chromium chromium-driver python3-selenium   # the dashboard's tests in a real headless browser
   clang-format                # jobs/format.sh --check, run by CI
   clang-14 libclang-rt-14-dev   # libFuzzer and its sanitizer runtimes (jobs/fuzz.sh)
@@ -33,6 +45,9 @@ PACKAGES=(
   # tbf (iproute2), nsenter and unshare (util-linux), a throwaway CA for the tracker's TLS
   # (openssl).
   iproute2 util-linux openssl
+  # The container image and its tests (jobs/container/, tests/container/): podman with Debian's
+  # runc, and mmdebstrap for a base image where no registry is reachable.
+  podman runc mmdebstrap
 )
 
 if [[ "${NMT_SKIP_SETUP:-0}" == "1" ]]; then

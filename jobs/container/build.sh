@@ -128,6 +128,8 @@ else
       { say "--ccache needs podman (docker build mounts no host folder)"; exit 2; }
     volumes=(--volume "$(realpath "$ccache_dir"):/root/.cache/ccache")
   fi
+  host_trust
+  [[ "${ENGINE[0]}" == podman ]] && volumes+=("${ENGINE_TRUST[@]}")
   "${ENGINE[@]}" build "${ENGINE_LIMITS[@]}" "${volumes[@]+"${volumes[@]}"}" "${build_args[@]}" \
     -t "$tag" -f "$root/Dockerfile" "$root" >&2
 fi

@@ -6,6 +6,8 @@
 #                               one); returns 1 with ENGINE_WHY set when neither can run a container
 #   container_limits            sets ENGINE_LIMITS, the resource-limit options every `run` and
 #                               `build` of ENGINE passes (see below)
+#   host_trust                  sets ENGINE_TRUST, the options that give a container (a run, or a
+#                               podman build's steps) the host's CA bundle in place of its own
 #   ensure_base_image           sets BASE_IMAGE to a Debian bookworm image ENGINE has: debian:bookworm
 #                               if it is there or can be pulled, else one made from Debian's
 #                               packages with mmdebstrap (no registry needed), tagged
@@ -104,4 +106,18 @@ ensure_base_image() {
   rm -f "$tarball"
   echo "container: base image localhost/nmt-base:bookworm in $(($(date +%s) - start)) s" >&2
   BASE_IMAGE=localhost/nmt-base:bookworm
+}
+
+# Where the host reaches PyPI or a mirror through a proxy that signs with a site CA, a container
+# needs the same trust store: the host's bundle (pip's, else OpenSSL's, else Debian's) is bound over
+# the container's, read-only and for that container only (a build does not keep it in the image).
+host_trust() {
+  ENGINE_TRUST=()
+  local bundle
+  for bundle in "${PIP_CERT:-}" "${SSL_CERT_FILE:-}" /etc/ssl/certs/ca-certificates.crt; do
+    if [[ -n "$bundle" && -f "$bundle" ]]; then
+      ENGINE_TRUST=(--volume "$(realpath "$bundle"):/etc/ssl/certs/ca-certificates.crt:ro")
+      return 0
+    fi
+  done
 }
