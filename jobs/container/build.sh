@@ -38,9 +38,7 @@ while (($# > 0)); do
 done
 [[ "$cuda" == pypi || "$cuda" == nvidia ]] || { say "--cuda must be pypi or nvidia, not '$cuda'"; exit 2; }
 
-container_engine || { say "$ENGINE_WHY"; exit 77; }
-ensure_base_image || { say "$ENGINE_WHY"; exit 77; }
-container_limits "$BASE_IMAGE" || { say "$ENGINE_WHY"; exit 77; }
+container_ready || { say "$ENGINE_WHY"; exit 77; }
 start=$(date +%s)
 
 # The Debian package that owns a library (the name alone, without the architecture), by the path
@@ -78,7 +76,9 @@ stage_runtime() {
   # there: trainer/runtime/cuda_loader.h): in the image they are found by name, through the library
   # path.
   local modules=()
-  mapfile -t modules < <(find "$build" -name 'libnmt_*.so' -type f -not -path '*/CMakeFiles/*')
+  # They lie one folder down (preprocess/, trainer/); deeper ones belong to other builds inside
+  # this one (the non-root test's).
+  mapfile -t modules < <(find "$build" -mindepth 2 -maxdepth 2 -name 'libnmt_*.so' -type f)
   local loaded=("${tools[@]}" "${modules[@]}")
   declare -A packages=([openmpi-bin]=1)  # mpirun, which the job scripts start
   local copied=0

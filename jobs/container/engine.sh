@@ -6,6 +6,8 @@
 #                               one); returns 1 with ENGINE_WHY set when neither can run a container
 #   container_limits            sets ENGINE_LIMITS, the resource-limit options every `run` and
 #                               `build` of ENGINE passes (see below)
+#   container_ready             the three above in order: ENGINE, BASE_IMAGE and ENGINE_LIMITS set,
+#                               or 1 with ENGINE_WHY set (callers skip, exit 77, naming it)
 #   host_trust                  sets ENGINE_TRUST, the options that give a container (a run, or a
 #                               podman build's steps) the host's CA bundle in place of its own
 #   ensure_base_image           sets BASE_IMAGE to a Debian bookworm image ENGINE has: debian:bookworm
@@ -120,4 +122,8 @@ host_trust() {
       return 0
     fi
   done
+}
+
+container_ready() {
+  container_engine && ensure_base_image && container_limits "$BASE_IMAGE"
 }

@@ -26,9 +26,7 @@ root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 data=$(realpath "$data")
 # shellcheck source=jobs/container/engine.sh
 source "$root/jobs/container/engine.sh"
-container_engine || { echo "SKIPPED: $ENGINE_WHY"; exit 77; }
-ensure_base_image || { echo "SKIPPED: $ENGINE_WHY"; exit 77; }
-container_limits "$BASE_IMAGE" || { echo "SKIPPED: $ENGINE_WHY"; exit 77; }
+container_ready || { echo "SKIPPED: $ENGINE_WHY"; exit 77; }
 command -v apt-get >/dev/null && command -v apt-cache >/dev/null ||
   { echo "SKIPPED: no apt-get to download Debian's packages with"; exit 77; }
 fail() { echo "FAIL: $*"; exit 1; }
