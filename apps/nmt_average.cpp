@@ -2,10 +2,12 @@
 // into one checkpoint, as the paper does before decoding. It streams: memory holds the running
 // mean (one model) and one input tensor, whatever K and the checkpoints' size. With --record, the
 // average is registered as an artifact (kind "averaged") of the run's tracked run (its run.json),
-// at the daemon of the --tracker-* flags, else of the checkpoints' config, else NMT_TRACKER_URL.
+// at the daemon of the --tracker-* flags, else of the checkpoints' config, else NMT_TRACKER_URL;
+// what the daemon does not take waits in the run directory for `nmt-tracker sync`
+// (tracking/run_records.h).
 
-#include <chrono>
 #include <filesystem>
+#include <optional>
 
 #include "apps/tool_main.h"
 #include "apps/tracker_flags.h"
@@ -49,21 +51,24 @@ int main(int argc, char** argv) {
     const auto chosen = inputs.empty() ? nmt::checkpoint::last_checkpoints(
                                              run_dir, last, identity ? identity->uid : "")
                                        : inputs;
-    const auto daemon =
-        record ? std::optional(nmt::apps::record_daemon(
-                     tracker, nmt::checkpoint::CheckpointReader(chosen.back()).config().tracker))
-               : std::nullopt;
+    std::optional<nmt::tracking::RunRecorder> recorder;
+    if (record) {
+      recorder.emplace(
+          nmt::apps::record_daemon(
+              tracker, nmt::checkpoint::CheckpointReader(chosen.back()).config().tracker),
+          run_dir, "nmt-average");
+    }
     const auto averaged = nmt::checkpoint::average_checkpoints(chosen, output);
     spdlog::info("wrote {} (average of {} checkpoints)", output, chosen.size());
-    if (daemon) {
+    if (recorder) {
       const auto file = std::filesystem::absolute(output).lexically_normal();
-      const auto client =
-          nmt::tracking::attach_tracker(*daemon, run_dir, file.parent_path().string());
-      client->log_artifact(
+      nmt::tracking::RunRecords records;
+      records.artifacts.push_back(
           {"averaged", file.string(), averaged.step, static_cast<std::int64_t>(chosen.size())});
-      if (!client->flush(std::chrono::seconds(30)))
-        throw std::runtime_error("tracker: the artifact was not acknowledged within 30 s");
-      spdlog::info("recorded in run {} (of {})", client->run_id().value_or(-1), run_dir);
+      const auto recorded = recorder->record(records);
+      if (recorded.spool_file.empty()) {
+        spdlog::info("recorded in run {} (of {})", recorded.run_id.value_or(-1), run_dir);
+      }
     }
     return 0;
   });

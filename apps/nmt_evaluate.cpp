@@ -3,7 +3,8 @@
 // the split's detokenized targets. With --record, the scores go to the tracked run of the training
 // run directory (its run.json: --run-dir, by default the folder above the checkpoint's
 // checkpoints/ folder), at the daemon of the --tracker-* flags, else of the checkpoint's config,
-// else of the environment (NMT_TRACKER_URL...), as nmt-sweep does for each row.
+// else of the environment (NMT_TRACKER_URL...), as nmt-sweep does for each row; what the daemon
+// does not take waits in the run directory for `nmt-tracker sync` (tracking/run_records.h).
 // With --analyze DIR, the translations also go through nmt-analyze's error analysis
 // (eval/analysis/error_analysis.h) into DIR, recorded with --record as an artifact of kind
 // "analysis".
@@ -12,6 +13,8 @@
 #include <filesystem>
 #include <iostream>
 #include <optional>
+
+#include <nlohmann/json.hpp>
 
 #include "apps/runtime_flags.h"
 #include "apps/tool_main.h"
@@ -23,7 +26,7 @@
 #include "eval/metrics/bleu.h"
 #include "preprocess/shard_format.h"
 #include "tracker/client/daemon_address.h"
-#include "tracking/run_tracking.h"
+#include "tracking/run_records.h"
 #include "trainer/checkpoint/checkpoint.h"
 #include "trainer/checkpoint/checkpoint_model.h"
 #include "trainer/checkpoint/checkpoint_vocabulary.h"
@@ -92,8 +95,11 @@ std::pair<double, std::string> bleu_and_analysis(const Options& o, const std::st
 int evaluate(const Options& o) {
   auto [config, state, model] = nmt::checkpoint::load_for_inference(o.checkpoint);
   if (!o.data_dir.empty()) config.data.dir = o.data_dir;
-  const auto daemon =
-      o.record ? std::optional(nmt::apps::record_daemon(o.tracker, config.tracker)) : std::nullopt;
+  std::optional<nmt::tracking::RunRecorder> recorder;
+  if (o.record) {
+    recorder.emplace(nmt::apps::record_daemon(o.tracker, config.tracker), run_dir_of(o),
+                     "nmt-evaluate");
+  }
   const auto runtime = nmt::apps::resolve_runtime(o.runtime, config);
   const auto device = runtime.device;
   model->to(device);
@@ -116,14 +122,9 @@ int evaluate(const Options& o) {
   const auto [bleu, report] =
       bleu_and_analysis(o, config.data.dir, model, data, vocab, device, bleu_settings);
 
-  if (daemon) {
-    const auto run_dir = run_dir_of(o);
-    // Its own spool, beside the checkpoint: the run directory's belongs to a training that may
-    // still be running.
-    const auto beside = std::filesystem::path(o.checkpoint).parent_path();
-    const auto tracker =
-        nmt::tracking::attach_tracker(*daemon, run_dir, beside.empty() ? "." : beside.string());
-    nmt::tracker::EvalRecord eval;
+  if (recorder) {
+    nmt::tracking::RunRecords records;
+    auto& eval = records.evals.emplace_back();
     eval.split = o.split;
     eval.step = state.step;
     eval.checkpoint = o.checkpoint;
@@ -131,18 +132,20 @@ int evaluate(const Options& o) {
     eval.perplexity = score.ppl;
     eval.signature =
         fmt::format("nmt-evaluate|beam:{}|alpha:{}", bleu_settings.beam, bleu_settings.alpha);
-    tracker->log_eval(eval);
     // The checkpoint scored, an artifact of the run (nmt-average's output as kind "averaged").
     const auto scored = std::filesystem::absolute(o.checkpoint).lexically_normal().string();
     if (state.averaged_from > 0) {
-      tracker->log_artifact({"averaged", scored, state.step, state.averaged_from});
+      records.artifacts.push_back({"averaged", scored, state.step, state.averaged_from});
     } else {
-      tracker->log_artifact({"checkpoint", scored, state.step, std::nullopt});
+      records.artifacts.push_back({"checkpoint", scored, state.step, std::nullopt});
     }
-    if (!report.empty()) tracker->log_artifact({"analysis", report, state.step, std::nullopt});
-    if (!tracker->flush(std::chrono::seconds(30)))
-      throw std::runtime_error("tracker: the evaluation was not acknowledged within 30 s");
-    spdlog::info("recorded in run {} (of {})", tracker->run_id().value_or(-1), run_dir);
+    if (!report.empty()) {
+      records.artifacts.push_back({"analysis", report, state.step, std::nullopt});
+    }
+    const auto recorded = recorder->record(records);
+    if (recorded.spool_file.empty()) {
+      spdlog::info("recorded in run {} (of {})", recorded.run_id.value_or(-1), recorder->run_dir());
+    }
   }
   if (o.json) {
     std::cout << nlohmann::json{{"checkpoint", o.checkpoint},

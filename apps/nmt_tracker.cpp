@@ -33,9 +33,10 @@ struct Commands {
   cli::ExportArgs export_args;
   std::string status;
   nmt::tracking::SyncArgs sync;
+  cli::BackupArgs backup;
   std::string sweep, format = "md";
   CLI::App *runs_cmd, *show_cmd, *metrics_cmd, *plot_cmd, *compare_cmd, *eval_cmd, *status_cmd,
-      *delete_cmd, *restore_cmd, *table_cmd, *export_cmd, *sync_cmd;
+      *delete_cmd, *restore_cmd, *table_cmd, *export_cmd, *sync_cmd, *backup_cmd;
 };
 
 constexpr const char* kRunHelp = "Run id or name";
@@ -148,6 +149,18 @@ void add_write_commands(CLI::App& app, Commands& c) {
       ->required();
   c.sync_cmd->add_option("--batch-lines", c.sync.batch_lines, "metrics.jsonl lines per request")
       ->capture_default_str();
+
+  c.backup_cmd = app.add_subcommand(
+      "backup",
+      "Copy the daemon's database while it runs (a consistent snapshot) to OUT, atomically: "
+      "written beside OUT, checked with SQLite, then renamed over it");
+  c.backup_cmd->add_option("OUT", c.backup.out_file, "The backup file, e.g. tracker-2024-05-01.db")
+      ->required();
+  c.backup_cmd
+      ->add_option("--snapshot-timeout", c.backup.snapshot_timeout_s,
+                   "Seconds the daemon may take to make the snapshot before sending it")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
 }
 
 int dispatch(const Commands& c) {
@@ -173,6 +186,7 @@ int dispatch(const Commands& c) {
     if (*c.delete_cmd) return cli::delete_run(reader, c.run, out);
     if (*c.restore_cmd) return cli::restore_run(reader, c.run, out);
     if (*c.export_cmd) return cli::export_run(reader, c.export_args, out);
+    if (*c.backup_cmd) return cli::backup(reader, c.backup, out);
     if (*c.sync_cmd) {
       nmt::tracker::RunUploader uploader(address, std::chrono::seconds(c.timeout_s));
       return nmt::tracking::sync_runs(reader, uploader, c.sync, out);
@@ -190,8 +204,8 @@ int main(int argc, char** argv) {
   CLI::App app{
       "Query nmt-trackerd: runs with their latest metrics and evals, metric series and their "
       "curves (SVG), comparisons of any number of runs, exports (CSV, JSON Lines, TensorBoard), "
-      "and a sweep's ablation table in the layout of the paper's Table 3. Runs "
-      "are named by id or by name.",
+      "a sweep's ablation table in the layout of the paper's Table 3, and backups of the "
+      "daemon's database while it runs. Runs are named by id or by name.",
       "nmt-tracker"};
   app.footer(
       "The daemon: --url, else --port-file, else the environment variable NMT_TRACKER_URL "

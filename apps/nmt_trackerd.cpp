@@ -6,20 +6,25 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/address.hpp>
 #include <boost/asio/signal_set.hpp>
+#include <boost/asio/steady_timer.hpp>
 
+#include <algorithm>
 #include <csignal>
 #include <filesystem>
+#include <functional>
 #include <optional>
 #include <stdexcept>
 
 #include "apps/tool_main.h"
 #include "common/atomic_file.h"
 #include "common/cli.h"
+#include "common/open_file_limit.h"
 #include "tracker/api/token_file.h"
 #include "tracker/server/http_server.h"
 #include "tracker/server/request_handler.h"
 #include "tracker/store/database.h"
 #include "tracker/store/run_store.h"
+#include "tracker/store/sql_rows.h"
 
 namespace {
 
@@ -34,6 +39,9 @@ struct DaemonOptions {
   double idle_timeout_s = 30.0;
   double header_timeout_s = 10.0;
   double read_timeout_s = 30.0;
+  // An attempt silent for longer is crashed: well above the client's heartbeat (30 s), which a
+  // thread of its own sends through checkpoints and validation alike.
+  double crashed_after_s = 300.0;
   ServerOptions server;
   nmt::tracker::HandlerOptions handler;
   // Four handler threads: JSON is parsed outside the store locks, a write (ingest) and a read (a
@@ -72,7 +80,9 @@ void add_write_limit_flags(CLI::App& app, nmt::tracker::api::WriteLimits& w) {
 
 void add_limit_flags(CLI::App& app, DaemonOptions& o) {
   add_positive(app, "--max-connections", o.server.max_connections,
-               "Open connections in all; more are answered 503 and closed");
+               "Open connections in all (a training rank holds one; lowered to what the open-file "
+               "limit allows, the soft limit raised to the hard one first); more are answered 503 "
+               "and closed");
   add_positive(app, "--max-connections-per-client", o.server.max_connections_per_client,
                "Open connections from one client IP address; more are answered 503 and closed");
   app.add_option_function<std::size_t>(
@@ -120,6 +130,9 @@ void add_flags(CLI::App& app, DaemonOptions& o) {
                "Seconds from a request's first byte to the end of its header");
   add_positive(app, "--read-timeout", o.read_timeout_s,
                "Seconds from a request's first byte to the end of its body");
+  add_positive(app, "--crashed-after", o.crashed_after_s,
+               "Seconds without a heartbeat or status after which a running attempt is marked "
+               "crashed (its own heartbeat brings it back)");
   add_limit_flags(app, o);
 }
 
@@ -194,11 +207,55 @@ void remove_own_port_file(const std::string& path, const std::optional<FileIdent
   std::filesystem::remove(path, ignored);
 }
 
-// Runs until the server has stopped and every in-flight request has been answered.
-void serve(asio::io_context& io, asio::signal_set& signals, HttpServer& server) {
+// Marks the attempts silent for longer than --crashed-after crashed, checking a few times within
+// that span (at most every 30 s), on the io thread.
+class SilenceWatch {
+ public:
+  SilenceWatch(asio::io_context& io, nmt::tracker::RequestHandler& handler, double silence_s)
+      : timer_(io),
+        handler_(handler),
+        silence_s_(silence_s),
+        every_(milliseconds(std::clamp(silence_s / 4, 0.25, 30.0))) {}
+
+  void start() {
+    timer_.expires_after(every_);
+    timer_.async_wait([this](const boost::system::error_code& ec) {
+      if (ec) return;
+      check();
+      start();
+    });
+  }
+  void stop() { timer_.cancel(); }
+
+ private:
+  void check() {
+    try {
+      for (const auto& silent : handler_.mark_silent_attempts(silence_s_)) {
+        spdlog::warn(
+            "run {} attempt {}: no heartbeat or status for over {} s (last contact {:.0f} s ago): "
+            "crashed",
+            silent.run_id, silent.attempt, silence_s_,
+            nmt::tracker::now_seconds() - silent.last_contact_at);
+      }
+    } catch (const std::exception& e) {
+      spdlog::error("looking for silent attempts: {}", e.what());
+    }
+  }
+
+  asio::steady_timer timer_;
+  nmt::tracker::RequestHandler& handler_;
+  double silence_s_;
+  std::chrono::milliseconds every_;
+};
+
+// Runs until the server has stopped and every in-flight request has been answered. A daemon
+// started meanwhile on the database waits for this one (its record says "stopping").
+void serve(asio::io_context& io, asio::signal_set& signals, HttpServer& server,
+           const std::function<void()>& on_stop) {
   signals.async_wait([&](const boost::system::error_code& ec, int signal) {
     if (ec) return;
     spdlog::info("signal {}: stopping; in-flight requests finish", signal);
+    on_stop();
     // A second signal now takes the default action, so an impatient operator can still force it.
     boost::system::error_code ignored;
     signals.clear(ignored);
@@ -225,12 +282,16 @@ void log_limits(const DaemonOptions& o) {
 // and then the database's connections are closed.
 std::size_t serve_database(const DaemonOptions& o, const std::string& token, asio::io_context& io,
                            asio::signal_set& signals) {
+  // One daemon per database file, held until the file is closed (declared before the database).
+  const bool on_file = nmt::tracker::is_plain_file(o.db);
+  std::optional<nmt::OwnerLock> owner;
+  if (on_file) owner.emplace(nmt::tracker::daemon_lock_spec(o.db));
   nmt::tracker::Database db(o.db);
   nmt::tracker::RunStore store(db);
   // Reads on a connection of their own (a file database only: ":memory:" would open another one).
   std::optional<nmt::tracker::Database> read_db;
   std::optional<nmt::tracker::RunStore> reader;
-  if (o.db != ":memory:" && o.db.rfind("file:", 0) != 0) {
+  if (on_file) {
     read_db.emplace(o.db);
     reader.emplace(*read_db);
   }
@@ -249,17 +310,39 @@ std::size_t serve_database(const DaemonOptions& o, const std::string& token, asi
                db.schema_version(), token.empty() ? "no authentication" : "bearer token required",
                o.server.tls() ? ", TLS certificate " + o.server.tls_cert_file : "");
   log_limits(o);
-  serve(io, signals, server);
+  SilenceWatch watch(io, handler, o.crashed_after_s);
+  watch.start();
+  serve(io, signals, server, [&] {
+    watch.stop();
+    if (owner) owner->mark_stopping();
+  });
   if (!o.port_file.empty()) {
     remove_own_port_file(o.port_file, port_file);
   }
   return server.requests_served();
 }
 
+// Every connection holds a descriptor: the soft open-file limit goes up to the hard one, and the
+// connection cap down to what that leaves room for.
+void fit_open_files(ServerOptions& server) {
+  const nmt::OpenFileLimit files = nmt::raise_open_file_limit();
+  if (files.raised()) {
+    spdlog::info("open files: soft limit raised from {} to {}, the hard limit", files.before,
+                 files.soft);
+  }
+  if (const auto before = nmt::tracker::fit_to_open_files(server, files.soft)) {
+    spdlog::warn(
+        "--max-connections lowered from {} to {}: this process may open {} files (hard limit "
+        "{}); raise the hard limit (ulimit -Hn, or LimitNOFILE= in a systemd unit) to serve more",
+        *before, server.max_connections, files.soft, files.hard);
+  }
+}
+
 int run_daemon(DaemonOptions& o) {
   o.server.idle_timeout = milliseconds(o.idle_timeout_s);
   o.server.header_timeout = milliseconds(o.header_timeout_s);
   o.server.read_timeout = milliseconds(o.read_timeout_s);
+  fit_open_files(o.server);
   o.server.validate();
   o.handler.secure_cookie = o.server.tls();
   o.handler.validate();

@@ -10,6 +10,7 @@
 #include "common/cli.h"
 #include "common/environment.h"
 #include "tracker/client/daemon_address.h"
+#include "tracking/run_records.h"
 #include "tracking/run_tracking.h"
 
 namespace nmt::apps {
@@ -33,17 +34,24 @@ inline void add_tracker_flags(CLI::App& app, tracker::DaemonSettings& flags,
 
 // A recording tool's daemon (nmt-evaluate --record, nmt-average --record): its flags, else the
 // checkpoint's tracker config, else the environment; found before the work, so that a bad flag or
-// file fails at once. Throws UsageError when none names a daemon.
-inline tracker::DaemonAddress record_daemon(const tracker::DaemonSettings& flags,
-                                            const TrackerConfig& config) {
-  auto daemon =
-      tracker::resolve_daemon(tracking::daemon_sources(flags, config), process_environment);
-  if (!daemon) {
+// file fails at once. A port file that is not there means a daemon not running: the records are
+// then spooled (tracking/run_records.h). Throws UsageError when none names a daemon.
+inline tracking::RecordingDaemon record_daemon(const tracker::DaemonSettings& flags,
+                                               const TrackerConfig& config) {
+  tracking::RecordingDaemon daemon;
+  try {
+    daemon.address =
+        tracker::resolve_daemon(tracking::daemon_sources(flags, config), process_environment);
+  } catch (const tracker::TrackerUnreachable& e) {
+    daemon.unreachable = e.what();
+    return daemon;
+  }
+  if (!daemon.address) {
     throw UsageError(
         "--record: no tracker to record in: give --tracker-url (or --tracker-port-file), or set "
         "NMT_TRACKER_URL (the checkpoint's config names none)");
   }
-  return *daemon;
+  return daemon;
 }
 
 }  // namespace nmt::apps

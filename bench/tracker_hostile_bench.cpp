@@ -8,13 +8,9 @@
 #include <arpa/inet.h>
 #include <fmt/format.h>
 #include <netinet/in.h>
-#include <signal.h>
-#include <spawn.h>
 #include <sys/socket.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
-#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <filesystem>
@@ -26,9 +22,9 @@
 #include <vector>
 
 #include "apps/tool_main.h"
+#include "bench/tracker_bench_daemon.h"
 #include "common/cli.h"
-
-extern char** environ;
+#include "common/proc_memory.h"
 
 namespace {
 
@@ -38,15 +34,6 @@ const std::string kToken = "bench-token";
 
 double ms_since(Clock::time_point t) {
   return std::chrono::duration<double, std::milli>(Clock::now() - t).count();
-}
-
-long proc_status_kb(pid_t pid, const std::string& field) {
-  std::ifstream in("/proc/" + std::to_string(pid) + "/status");
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.rfind(field + ":", 0) == 0) return std::stol(line.substr(field.size() + 1));
-  }
-  return -1;
 }
 
 // A blocking socket with 10 s timeouts, connected from `source` to 127.0.0.1:port; -1 if refused.
@@ -100,38 +87,7 @@ std::string head(const std::string& method, const std::string& target, std::size
       target, token ? "Authorization: Bearer " + kToken + "\r\n" : "", length);
 }
 
-class Daemon {
- public:
-  Daemon(const std::string& binary, const fs::path& dir, std::vector<std::string> flags) {
-    const std::string port_file = (dir / "port").string();
-    fs::remove(port_file);
-    std::vector<std::string> args = {binary,    "--db",        (dir / "bench.db").string(),
-                                     "--port",  "0",           "--port-file",
-                                     port_file, "--log-level", "error"};
-    args.insert(args.end(), flags.begin(), flags.end());
-    std::vector<char*> argv;
-    for (auto& a : args) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    if (posix_spawn(&pid_, binary.c_str(), nullptr, nullptr, argv.data(), environ) != 0) {
-      throw std::runtime_error("cannot start " + binary);
-    }
-    for (int i = 0; i < 400 && port_ == 0; ++i) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(25));
-      std::ifstream(port_file) >> port_;
-    }
-    if (port_ == 0) throw std::runtime_error("nmt-trackerd wrote no port file");
-  }
-  ~Daemon() {
-    ::kill(pid_, SIGTERM);
-    ::waitpid(pid_, nullptr, 0);
-  }
-  unsigned short port() const { return port_; }
-  pid_t pid() const { return pid_; }
-
- private:
-  pid_t pid_ = 0;
-  unsigned short port_ = 0;
-};
+using Daemon = nmt::bench::BenchDaemon;
 
 struct Figures {
   long peak_kb = 0;
@@ -167,19 +123,14 @@ Figures measure(const Daemon& daemon, double seconds, const std::function<void()
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
-  f.peak_kb = proc_status_kb(daemon.pid(), "VmHWM");
+  f.peak_kb = nmt::proc_status_kb("VmHWM", daemon.pid());
   stop = true;
   if (hostile.joinable()) hostile.join();
-  std::sort(latencies.begin(), latencies.end());
-  f.healthy = static_cast<int>(latencies.size());
-  if (!latencies.empty()) {
-    const auto at = [&](double p) {
-      return latencies[static_cast<std::size_t>(p * static_cast<double>(latencies.size() - 1))];
-    };
-    f.p50_ms = at(0.5);
-    f.p99_ms = at(0.99);
-    f.max_ms = latencies.back();
-  }
+  const auto latency = nmt::bench::summarize(std::move(latencies));
+  f.healthy = static_cast<int>(latency.count);
+  f.p50_ms = latency.p50_ms;
+  f.p99_ms = latency.p99_ms;
+  f.max_ms = latency.max_ms;
   return f;
 }
 
@@ -218,8 +169,11 @@ int main(int argc, char** argv) {
     fs::create_directories(dir);
     std::ofstream(dir / "token") << kToken << "\n";
     fs::permissions(dir / "token", fs::perms::owner_read | fs::perms::owner_write);
-    const std::vector<std::string> auth = {"--token-file", (dir / "token").string()};
-    const auto fresh = [&] { return std::make_unique<Daemon>(binary, dir, auth); };
+    const std::vector<std::string> flags = {"--log-level", "error", "--token-file",
+                                            (dir / "token").string()};
+    const auto fresh = [&] {
+      return std::make_unique<Daemon>(binary, dir, (dir / "bench.db").string(), flags);
+    };
     const std::string deep(16'000'000, '[');
     {
       auto d = fresh();

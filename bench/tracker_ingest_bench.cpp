@@ -10,24 +10,19 @@
 #include <SQLiteCpp/Statement.h>
 #include <SQLiteCpp/Transaction.h>
 #include <fmt/format.h>
-#include <signal.h>
-#include <spawn.h>
-#include <sys/wait.h>
 
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
-#include <fstream>
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <thread>
 
 #include "apps/tool_main.h"
+#include "bench/tracker_bench_daemon.h"
 #include "common/cli.h"
 #include "tracker/client/http_client.h"
 #include "tracker/store/database.h"
-
-extern char** environ;
 
 namespace {
 
@@ -77,25 +72,13 @@ double raw_points_per_second(const fs::path& dir, const Options& o) {
   return static_cast<double>(o.points) / seconds_since(start);
 }
 
-pid_t start_daemon(const std::string& daemon, const fs::path& dir) {
-  const std::string db = (dir / "daemon.db").string(), port_file = (dir / "port").string();
+// The daemon's database, empty.
+std::string fresh_database(const fs::path& dir) {
+  const std::string db = (dir / "daemon.db").string();
   fs::remove(db);
   fs::remove(db + "-wal");
   fs::remove(db + "-shm");
-  fs::remove(port_file);
-  std::vector<std::string> args = {daemon,    "--db",        db,    "--port", "0", "--port-file",
-                                   port_file, "--log-level", "warn"};
-  std::vector<char*> argv;
-  for (auto& a : args) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  pid_t pid = 0;
-  if (posix_spawn(&pid, daemon.c_str(), nullptr, nullptr, argv.data(), environ) != 0) {
-    throw std::runtime_error("cannot start " + daemon);
-  }
-  for (int i = 0; i < 200 && !fs::exists(port_file); ++i)
-    std::this_thread::sleep_for(std::chrono::milliseconds(25));
-  if (!fs::exists(port_file)) throw std::runtime_error("nmt-trackerd did not write its port file");
-  return pid;
+  return db;
 }
 
 std::string batch_body(int client, std::int64_t sequence, std::int64_t first, std::int64_t count) {
@@ -111,10 +94,8 @@ std::string batch_body(int client, std::int64_t sequence, std::int64_t first, st
 
 // One fresh daemon, one run id, `o.points` points from `o.clients` keep-alive clients.
 DaemonRun ingest_through(const std::string& daemon, const fs::path& dir, const Options& o) {
-  const pid_t pid = start_daemon(daemon, dir);
-  std::string port;
-  std::ifstream(dir / "port") >> port;
-  const auto url = nmt::tracker::parse_url("http://127.0.0.1:" + port);
+  nmt::bench::BenchDaemon process(daemon, dir, fresh_database(dir), {"--log-level", "warn"});
+  const auto url = nmt::tracker::parse_url(process.url());
   nmt::tracker::HttpClient setup(url, "", std::chrono::seconds(10));
   const auto run = nlohmann::json::parse(
       setup.request("POST", "/api/runs", R"({"experiment":"bench","name":"ingest"})").body);
@@ -145,17 +126,11 @@ DaemonRun ingest_through(const std::string& daemon, const fs::path& dir, const O
   result.points_per_second = static_cast<double>(batches * o.batch) / seconds_since(start);
   std::vector<double> all;
   for (const auto& l : latencies) all.insert(all.end(), l.begin(), l.end());
-  std::sort(all.begin(), all.end());
-  const auto pct = [&](double p) {
-    return all[static_cast<std::size_t>(p * static_cast<double>(all.size() - 1))];
-  };
-  result.p50_ms = pct(0.5);
-  result.p99_ms = pct(0.99);
-  result.requests = all.size();
-  kill(pid, SIGTERM);
-  int status = 0;
-  waitpid(pid, &status, 0);
-  result.exit_status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  const auto latency = nmt::bench::summarize(std::move(all));
+  result.p50_ms = latency.p50_ms;
+  result.p99_ms = latency.p99_ms;
+  result.requests = latency.count;
+  result.exit_status = process.stop();
   return result;
 }
 

@@ -7,8 +7,10 @@
 //   RUN/config.yaml                     the resolved config, written at the start
 //   RUN/metrics.jsonl                   metric points, one JSON object a line
 //   RUN/run.json                        which tracked run this is (tracking/run_identity.h)
-//   RUN/run.lock                        held by the trainer writing here (common/dir_lock.h)
+//   RUN/run.lock                        names the trainer holding RUN's lock (common/dir_lock.h)
 //   RUN/tracker-spool-rank{N}.jsonl     rank N's points not yet delivered to the tracker
+//   RUN/tracker-spool-{TIME}-{TOOL}-{PID}.jsonl
+//                                       what a tool (nmt-evaluate --record...) could not deliver
 //   RUN/checkpoints/step-{NNNNNNNN}.h5  a step checkpoint (the step zero-padded: names sort)
 //   RUN/checkpoints/best.h5             the best checkpoint by validation
 //   DIR/averaged*.h5                    an average of checkpoints (nmt-average)
@@ -40,6 +42,13 @@ std::string checkpoint_path(const std::string& run_dir, std::int64_t step);
 std::string best_checkpoint_path(const std::string& run_dir);
 // The spool of `rank` in `spool_dir` (the run directory, unless the tracker's settings name one).
 std::string spool_path(const std::string& spool_dir, int rank);
+// The spool of one process of a recording tool (`tool`: lowercase letters, digits and dashes, such
+// as "nmt-evaluate"; `pid`) in `run_dir`, written at `unix_ms` (milliseconds since the Unix epoch,
+// shown in UTC as 20240501T120000.123Z): a file of its own, apart from the trainer's (which a
+// running trainer rewrites) and from any other tool's; the names sort by time. Throws
+// std::invalid_argument for another `tool`.
+std::string tool_spool_path(const std::string& run_dir, const std::string& tool,
+                            std::int64_t unix_ms, long pid);
 
 // The step of a step checkpoint's file name ("step-00000100.h5" -> 100); nullopt for any other
 // name, digits past int64 included.
@@ -49,6 +58,8 @@ bool is_best_checkpoint(const std::string& file_name);
 bool is_averaged_checkpoint(const std::string& file_name);
 // The rank of a spool's file name ("tracker-spool-rank3.jsonl" -> 3); nullopt for any other name.
 std::optional<std::int64_t> spool_rank(const std::string& file_name);
+// Whether `file_name` is a tool's spool (tool_spool_path's form).
+bool is_tool_spool(const std::string& file_name);
 
 // The process that writes the temporary `file_name`, when it is the temporary of one of the files
 // the trainer writes into a run directory or its checkpoints/ folder; else nullopt.

@@ -4,6 +4,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <filesystem>
 #include <string>
 
 #include "common/append_file.h"
@@ -59,15 +60,11 @@ TEST(AppendFile, AppendsWholeRecords) {
   EXPECT_EQ(text, "a\nb\nc\n");
 }
 
-// The lock is the kernel's: a second holder is refused naming the first, and a SIGKILLed holder
-// leaves it free.
-TEST(DirectoryLock, OneHolderAtATimeAndAKilledHolderFreesIt) {
-  TempDir dir;
-  const std::string run = dir.file("run");
+// A child holding `run`'s lock as "holder" until it is killed; its pid once it holds it.
+pid_t fork_holder(const std::string& run) {
   int ready[2];
-  ASSERT_EQ(::pipe(ready), 0);
+  if (::pipe(ready) != 0) return -1;
   const pid_t child = ::fork();
-  ASSERT_GE(child, 0);
   if (child == 0) {
     DirectoryLock lock(run, "holder");
     const char ok = 'k';
@@ -76,18 +73,67 @@ TEST(DirectoryLock, OneHolderAtATimeAndAKilledHolderFreesIt) {
     ::_exit(0);
   }
   char got = 0;
-  ASSERT_EQ(::read(ready[0], &got, 1), 1);
-  NMT_EXPECT_THROW_WITH(DirectoryLock(run, "second"), DirectoryBusy, run, std::string("holder"),
-                        "pid " + std::to_string(child), std::string("since"));
+  const bool held = child > 0 && ::read(ready[0], &got, 1) == 1;
+  ::close(ready[0]);
+  ::close(ready[1]);
+  return held ? child : -1;
+}
+
+void kill_and_reap(pid_t child) {
   ::kill(child, SIGKILL);
   int status = 0;
   ::waitpid(child, &status, 0);
+}
+
+// The lock is the kernel's: a second holder is refused naming the first, and a SIGKILLed holder
+// leaves it free.
+TEST(DirectoryLock, OneHolderAtATimeAndAKilledHolderFreesIt) {
+  TempDir dir;
+  const std::string run = dir.file("run");
+  const pid_t child = fork_holder(run);
+  ASSERT_GT(child, 0);
+  NMT_EXPECT_THROW_WITH(DirectoryLock(run, "second"), DirectoryBusy, run, std::string("holder"),
+                        "pid " + std::to_string(child), std::string("since"));
+  kill_and_reap(child);
   DirectoryLock after(run, "third");
   EXPECT_TRUE(after.held());
-  // In one process too: every open of the lock file is a holder of its own.
+  // In one process too: every open of the directory is a holder of its own.
   NMT_EXPECT_THROW_WITH(DirectoryLock(run, "fourth"), DirectoryBusy, "third");
-  ::close(ready[0]);
-  ::close(ready[1]);
+}
+
+// The record is not the lock: with it deleted, the directory is still held, and the refusal says
+// the record is gone.
+TEST(DirectoryLock, DeletingTheRecordLetsNoSecondHolderIn) {
+  TempDir dir;
+  const std::string run = dir.file("run");
+  const pid_t child = fork_holder(run);
+  ASSERT_GT(child, 0);
+  ASSERT_TRUE(std::filesystem::remove(run + "/run.lock"));
+  NMT_EXPECT_THROW_WITH(DirectoryLock(run, "second"), DirectoryBusy, run,
+                        std::string("has not recorded itself"));
+  kill_and_reap(child);
+  DirectoryLock after(run, "third");
+  EXPECT_TRUE(after.held());
+}
+
+// A holder that died leaves its record full: the next holder says whom it takes over from. One
+// that released the lock leaves it empty: nothing is said.
+TEST(DirectoryLock, AHolderThatDiedIsTakenOverWithALogLine) {
+  TempDir dir;
+  const std::string run = dir.file("run");
+  const pid_t child = fork_holder(run);
+  ASSERT_GT(child, 0);
+  kill_and_reap(child);
+  init_logging(LogOptions());  // the tools' logger, on stderr
+  ::testing::internal::CaptureStderr();
+  { DirectoryLock after(run, "second"); }
+  const std::string taken = ::testing::internal::GetCapturedStderr();
+  EXPECT_NE(taken.find("taking over from holder (pid " + std::to_string(child)), std::string::npos)
+      << taken;
+  ::testing::internal::CaptureStderr();
+  { DirectoryLock again(run, "third"); }
+  const std::string released = ::testing::internal::GetCapturedStderr();
+  EXPECT_EQ(released.find("taking over"), std::string::npos) << released;
 }
 
 }  // namespace

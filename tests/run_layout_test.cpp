@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <stdexcept>
 #include <string>
 
 #include "common/atomic_file.h"
@@ -50,6 +51,30 @@ TEST(RunLayout, PatternsTakeNothingElse) {
   EXPECT_TRUE(run_layout::is_averaged_checkpoint("averaged-last5.h5"));
   EXPECT_FALSE(run_layout::is_averaged_checkpoint("averaged.h5.tmp.4"));
   EXPECT_FALSE(run_layout::is_averaged_checkpoint("my-averaged.h5"));
+}
+
+TEST(RunLayout, AToolsSpoolIsItsOwnFile) {
+  const std::int64_t may_day_noon_ms = 1714564800123;
+  const auto path = run_layout::tool_spool_path("runs/a", "nmt-evaluate", may_day_noon_ms, 4711);
+  EXPECT_EQ(path, "runs/a/tracker-spool-20240501T120000.123Z-nmt-evaluate-4711.jsonl");
+  EXPECT_TRUE(run_layout::is_tool_spool(name_of(path)));
+  // Apart from the trainer's spools, and the names sort by time whatever the tool.
+  EXPECT_FALSE(run_layout::spool_rank(name_of(path)));
+  EXPECT_FALSE(run_layout::is_tool_spool(name_of(run_layout::spool_path("r", 0))));
+  EXPECT_LT(name_of(run_layout::tool_spool_path("r", "nmt-evaluate", 999, 9)),
+            name_of(run_layout::tool_spool_path("r", "nmt-average", 1000, 1)));
+  for (const char* tool : {"", "Nmt", "nmt evaluate", "../x"}) {
+    EXPECT_THROW(run_layout::tool_spool_path("r", tool, 0, 1), std::invalid_argument) << tool;
+  }
+  for (const char* name : {"tracker-spool-20240501T120000.123Z-nmt-evaluate-.jsonl",
+                           "tracker-spool-20240501T120000.123Z-nmt-evaluate-1.json",
+                           "tracker-spool-20240501T120000.123Z--4711.jsonl",
+                           "tracker-spool-20240501T120000.123Z-4711.jsonl",
+                           "tracker-spool-2024050T120000.123Z-x-1.jsonl",
+                           "tracker-spool-20240501T120000.123Z-Nmt-1.jsonl",
+                           "tracker-spool-20240501T120000.123Z-x-1.jsonl.tmp.5"}) {
+    EXPECT_FALSE(run_layout::is_tool_spool(name)) << name;
+  }
 }
 
 TEST(RunLayout, TemporariesOfTheRunFilesNameTheirWriter) {

@@ -127,9 +127,9 @@ TEST(TrackerApi, AnswersRoundTrip) {
   d.config = "a: 1";
   d.params = {{"k", "v"}};
   d.attempts = {{1, "preempted", 1.0, 2.0, "n1", 2, "77", std::nullopt, "/runs/a",
-                 Params{{"gpu", "NVIDIA H200"}, {"git.dirty", "false"}, {"world_size", 2.0}}},
+                 Params{{"gpu", "NVIDIA H200"}, {"git.dirty", "false"}, {"world_size", 2.0}}, 1.5},
                 {2, "finished", 3.0, 4.0, std::nullopt, std::nullopt, std::nullopt, std::nullopt,
-                 std::nullopt, Params{}}};
+                 std::nullopt, Params{}, std::nullopt}};
   d.evals = {{1, {"valid", 10, std::nullopt, 20.5, 50.0, 5.5, std::nullopt}, 9.0}};
   d.artifacts = {{1, {"checkpoint", "c.h5", 10, std::nullopt, std::nullopt}, 9.5, false},
                  {2, {"analysis", "a.md", std::nullopt, std::nullopt, std::nullopt}, 9.6, true}};

@@ -496,6 +496,29 @@ TEST(TrackerHttpClient, ReconnectsWhenTheDaemonClosedAnIdleConnection) {
   EXPECT_THROW(http.request("GET", "/api/health"), HttpError);
 }
 
+// A client counts against the cap of the address it connects from.
+TEST(TrackerHttpClient, ConnectsFromItsLocalAddress) {
+  testing::TempDir dir;
+  Daemon daemon(dir.path(), 0, {"--max-connections-per-client", "1"});
+  const auto from = [&](const std::string& address) {
+    auto http = std::make_unique<HttpClient>(parse_url(daemon.url()), "", 5s);
+    http->set_local_address(address);
+    return http;
+  };
+  auto node5 = from("127.0.0.5"), again5 = from("127.0.0.5"), node6 = from("127.0.0.6");
+  EXPECT_EQ(node5->request("GET", "/api/health").status, 200);  // 127.0.0.5's one connection
+  int status = 0;  // no answer: the daemon closed before reading the request
+  try {
+    status = again5->request("GET", "/api/health").status;
+  } catch (const HttpError&) {
+  }
+  EXPECT_NE(status, 200);
+  EXPECT_EQ(node6->request("GET", "/api/health").status, 200);
+  NMT_EXPECT_THROW_WITH(node6->set_local_address("node12"), std::invalid_argument, "node12");
+  auto elsewhere = from("192.0.2.1");  // TEST-NET-1: not an address of this host
+  EXPECT_THROW(elsewhere->request("GET", "/api/health"), HttpError);
+}
+
 TEST(TrackerHttpClient, ParsesTrackerUrls) {
   EXPECT_EQ(parse_url("http://127.0.0.1:6006").port, "6006");
   EXPECT_EQ(parse_url("http://node12:80/").host, "node12");

@@ -185,6 +185,39 @@ TEST(TrackerDaemon, RefusesNonLoopbackBindWithoutToken) {
   EXPECT_FALSE(std::filesystem::exists(dir.file("port")));
 }
 
+// One daemon per database: a second start exits at once naming the first (pid, host, since),
+// also with the record of the holder deleted; a SIGKILLed holder is taken over with a log line.
+TEST(TrackerDaemon, ASecondDaemonOnTheDatabaseExitsNamingTheFirst) {
+  TempDir dir;
+  auto first = std::make_unique<Daemon>(dir, std::vector<std::string>{});
+  const std::vector<std::string> second = {"--db", dir.file("tracker.db"), "--port",
+                                           "0",    "--port-file",          dir.file("second.port")};
+  int status = Daemon::run_to_exit(second, dir.file("second.log"));
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_NE(WEXITSTATUS(status), 0);
+  const std::string refused = nmt::testing::read_text(dir.file("second.log"));
+  EXPECT_NE(
+      refused.find("in use by nmt-trackerd (pid " + std::to_string(first->pid()) + " on host "),
+      std::string::npos)
+      << refused;
+  EXPECT_NE(refused.find(", since 20"), std::string::npos) << refused;
+  EXPECT_FALSE(std::filesystem::exists(dir.file("second.port")));
+  ASSERT_TRUE(std::filesystem::remove(dir.file("tracker.db.holder")));
+  status = Daemon::run_to_exit(second, dir.file("third.log"));
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_NE(WEXITSTATUS(status), 0) << nmt::testing::read_text(dir.file("third.log"));
+  EXPECT_EQ(Connection(first->port()).get("/api/health").status, 200);
+  first->signal_and_wait(SIGKILL);
+  first = std::make_unique<Daemon>(dir, std::vector<std::string>{});
+  const pid_t killed = first->pid();
+  first->signal_and_wait(SIGKILL);
+  first.reset();
+  Daemon after(dir, {});
+  EXPECT_NE(after.log().find("taking over from nmt-trackerd (pid " + std::to_string(killed)),
+            std::string::npos)
+      << after.log();
+}
+
 TEST(TrackerDaemon, TokenFileMakesRequestsWithoutBearer401) {
   TempDir dir;
   nmt::testing::write_text(dir.file("token"), "s3cret-token\n");

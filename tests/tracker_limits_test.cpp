@@ -1,11 +1,13 @@
 // nmt-trackerd under hostile clients: the real binary on 127.0.0.1, its resident memory read from
 // /proc while deep, oversized and unauthenticated bodies arrive; idle connections from one address
 // while another address is served; half-sent headers without the token from many addresses while
-// a client with the token is served; idle and header timeouts; bounded metric answers; overlong
-// metric keys and the per-run limits; out-of-range numbers; the database file's mode; port files
-// shared by two daemons.
+// a client with the token is served; every rank of a 128-node job served at the defaults, the
+// daemon started with a soft limit of 1024 open files; the connection cap fitted to the open-file
+// limit; idle and header timeouts; bounded metric answers; overlong metric keys and the per-run
+// limits; out-of-range numbers; the database file's mode; port files shared by two daemons.
 
 #include <gtest/gtest.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 
 #include <algorithm>
@@ -13,9 +15,12 @@
 #include <functional>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <thread>
 
+#include "common/open_file_limit.h"
 #include "tests/tracker_daemon_harness.h"
+#include "tracker/server/http_server.h"
 
 namespace {
 
@@ -200,6 +205,7 @@ TEST(TrackerLimits, ConnectionCapAnswers503) {
   Connection over(daemon.port(), "", "127.0.0.3");
   const auto reply = over.read_reply();  // sent at accept, before any request
   EXPECT_EQ(reply.status, 503);
+  EXPECT_NE(reply.body.find("(--max-connections)"), std::string::npos) << reply.body;
   EXPECT_FALSE(reply.keep_alive);
   EXPECT_EQ(a.get("/api/health").status, 200);  // the open ones are untouched
 }
@@ -289,6 +295,70 @@ TEST(TrackerLimits, HalfSentHeadersFromManyAddressesDoNotLockOutTheToken) {
   EXPECT_NE(daemon.log().find("closing connections that sent no request with the token"),
             std::string::npos)
       << daemon.log();
+}
+
+// This process's soft open-file limit lowered to `soft` while it lives: a daemon started meanwhile
+// starts with it, as one started from a login shell does.
+class LoweredOpenFileLimit {
+ public:
+  explicit LoweredOpenFileLimit(rlim_t soft) {
+    ::getrlimit(RLIMIT_NOFILE, &saved_);
+    const rlimit lowered{std::min(soft, saved_.rlim_cur), saved_.rlim_max};
+    ::setrlimit(RLIMIT_NOFILE, &lowered);
+  }
+  ~LoweredOpenFileLimit() { ::setrlimit(RLIMIT_NOFILE, &saved_); }
+  LoweredOpenFileLimit(const LoweredOpenFileLimit&) = delete;
+  LoweredOpenFileLimit& operator=(const LoweredOpenFileLimit&) = delete;
+
+ private:
+  rlimit saved_{};
+};
+
+// The 1,024 ranks of a 128-node job, 8 to a node, each holding a connection of its own: a daemon
+// at its defaults serves them all at once, also when started with a soft limit of 1024 open files
+// (it raises it to the hard limit).
+TEST(TrackerLimits, DefaultsServeEveryRankOfA128NodeJob) {
+  constexpr int kNodes = 128, kRanksPerNode = 8;
+  const nmt::OpenFileLimit files = nmt::raise_open_file_limit();  // for this side's connections
+  if (files.soft < 1200) {
+    GTEST_SKIP() << "a process may open at most " << files.hard << " files here: too few for "
+                 << kNodes * kRanksPerNode << " connections";
+  }
+  TempDir dir;
+  std::optional<Daemon> daemon;
+  {
+    const LoweredOpenFileLimit login_shell(1024);
+    daemon.emplace(dir, std::vector<std::string>{});
+  }
+  std::vector<std::unique_ptr<Connection>> ranks;
+  for (int node = 0; node < kNodes; ++node) {
+    const std::string address = "127.0.1." + std::to_string(node + 1);
+    for (int r = 0; r < kRanksPerNode; ++r) {
+      ranks.push_back(std::make_unique<Connection>(daemon->port(), "", address.c_str()));
+      ASSERT_EQ(status_of([&] { return ranks.back()->get("/api/health"); }), 200)
+          << "rank " << ranks.size() - 1 << " from " << address << "\n"
+          << daemon->log();
+    }
+  }
+  for (std::size_t rank = 0; rank < ranks.size(); ++rank) {  // every one still open
+    ASSERT_EQ(status_of([&] { return ranks[rank]->get("/api/health"); }), 200) << "rank " << rank;
+  }
+  EXPECT_NE(daemon->log().find("soft limit raised from 1024"), std::string::npos) << daemon->log();
+}
+
+// A connection past the cap is answered 503 only while the daemon has a descriptor to accept it
+// with: the cap comes down to what the open-file limit leaves room for.
+TEST(TrackerLimits, TheConnectionCapFitsTheOpenFileLimit) {
+  using nmt::tracker::fit_to_open_files;
+  nmt::tracker::ServerOptions options;
+  EXPECT_EQ(fit_to_open_files(options, 1u << 20), std::nullopt);
+  EXPECT_EQ(options.max_connections, 4096u);
+  EXPECT_EQ(fit_to_open_files(options, 1024), std::optional<std::size_t>(4096));
+  EXPECT_EQ(options.max_connections, 1024 - nmt::tracker::kDescriptorsBesideConnections);
+  EXPECT_NO_THROW(options.validate());
+  EXPECT_EQ(options.unproven_limit(), options.max_connections - options.max_connections / 4);
+  EXPECT_TRUE(fit_to_open_files(options, 100));  // at least half of a small limit
+  EXPECT_EQ(options.max_connections, 50u);
 }
 
 TEST(TrackerLimits, ReservedConnectionsMustLeaveRoom) {

@@ -11,8 +11,10 @@
 #include <fmt/format.h>
 #include <sys/stat.h>
 
+#include <chrono>
 #include <cmath>
 #include <limits>
+#include <thread>
 
 #include "test_utils.h"
 #include "tracker/store/run_store.h"
@@ -602,6 +604,61 @@ TEST(TrackerStore, LateStatusOfACrashedAttemptChangesOnlyItsRow) {
   store.set_status(run, "crashed");
   EXPECT_EQ(store.get_run(run).summary.status, "crashed");
   EXPECT_EQ(store.get_run(run).attempts[0].status, "preempted");
+}
+
+// An attempt silent for longer than the daemon allows is crashed, ended at its last contact; its
+// heartbeat makes it running again. An attempt a later one replaced is not brought back, and an
+// ended one is not touched.
+TEST(TrackerStore, SilentAttemptsCrashAndTheirHeartbeatRevivesThem) {
+  FreshStore fresh;
+  auto& [dir, db, store, spec] = fresh;
+  const auto run = store.create_or_resume_run(spec).run_id;
+  const auto other = [&] {
+    RunSpec s = spec;
+    s.name = "ended";
+    return store.create_or_resume_run(s).run_id;
+  }();
+  store.set_status(other, "finished");
+  const api::HeartbeatAnswer beat = store.heartbeat(run, std::nullopt);
+  EXPECT_EQ(beat.status, "running");
+  EXPECT_EQ(beat.attempt, 1);
+  const auto contact = store.get_run(run).attempts.at(0).last_contact_at;
+  ASSERT_TRUE(contact.has_value());
+  EXPECT_TRUE(store.mark_silent_attempts(3600).empty()) << "heard from a moment ago";
+
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  const auto silent = store.mark_silent_attempts(0.01);
+  ASSERT_EQ(silent.size(), 1u) << "the finished run is not touched";
+  EXPECT_EQ(silent[0].run_id, run);
+  EXPECT_DOUBLE_EQ(silent[0].last_contact_at, *contact);
+  api::RunDetail detail = store.get_run(run);
+  EXPECT_EQ(detail.summary.status, "crashed");
+  EXPECT_EQ(detail.attempts[0].status, "crashed");
+  ASSERT_TRUE(detail.attempts[0].ended_at.has_value());
+  EXPECT_DOUBLE_EQ(*detail.attempts[0].ended_at, *contact);
+  EXPECT_DOUBLE_EQ(*detail.summary.ended_at, *contact);
+  EXPECT_EQ(store.get_run(other).summary.status, "finished");
+
+  EXPECT_EQ(store.heartbeat(run, 1).status, "running");
+  detail = store.get_run(run);
+  EXPECT_EQ(detail.summary.status, "running");
+  EXPECT_EQ(detail.attempts[0].status, "running");
+  EXPECT_FALSE(detail.summary.ended_at.has_value());
+  EXPECT_FALSE(detail.attempts[0].ended_at.has_value());
+  EXPECT_GT(*detail.attempts[0].last_contact_at, *contact);
+  EXPECT_THROW(store.heartbeat(run, 9), NotFound);
+  EXPECT_THROW(store.heartbeat(run + 100, std::nullopt), NotFound);
+}
+
+TEST(TrackerStore, AHeartbeatDoesNotReviveAnAttemptALaterOneReplaced) {
+  FreshStore fresh;
+  auto& [dir, db, store, spec] = fresh;
+  const auto run = register_two_attempts(store, spec, "replaced-uid").first.run_id;
+  EXPECT_EQ(store.heartbeat(run, 1).status, "crashed");
+  const api::RunDetail detail = store.get_run(run);
+  EXPECT_EQ(detail.attempts[0].status, "crashed");
+  EXPECT_EQ(detail.summary.status, "running");
+  EXPECT_EQ(detail.summary.attempt, 2);
 }
 
 // A version 5 database (artifacts without content) upgrades in place: its artifacts keep every

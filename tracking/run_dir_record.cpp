@@ -106,8 +106,11 @@ RunDirRecord read_run_dir(const std::string& dir) {
 
   std::vector<std::pair<std::int64_t, std::string>> spools;
   for (const auto& path : sorted_entries(dir, record.problems)) {
-    if (auto rank = run_layout::spool_rank(path.filename().string())) {
+    const std::string name = path.filename().string();
+    if (auto rank = run_layout::spool_rank(name)) {
       spools.emplace_back(*rank, path.string());
+    } else if (run_layout::is_tool_spool(name)) {
+      record.tool_spool_files.push_back(path.string());  // sorted by name: by time
     }
   }
   std::sort(spools.begin(), spools.end());

@@ -1,7 +1,8 @@
 #pragma once
 // What a training run directory recorded of its run, read for `nmt-tracker sync`
 // (tracking/run_dir_sync.h): the registration the trainer would have sent (run.json's uid,
-// attempt and name; config.yaml's text, tracker section and params), the client's spool files,
+// attempt and name; config.yaml's text, tracker section and params), the spool files (the
+// trainer's client's, and the tools' that recorded in the run while the daemon was away),
 // the files the tools register as artifacts, and how far the checkpoints got.
 //
 // Artifacts found (paths absolute): checkpoints/step-N.h5 (kind "checkpoint", step N),
@@ -24,6 +25,8 @@ struct RunDirRecord {
   tracker::api::RunRegistration registration;  // uid, attempt, experiment, name, config, params...
   std::int64_t max_steps = 0;                  // the config's train.max_steps
   std::vector<std::string> spool_files;        // tracker-spool-rank*.jsonl, by rank
+  // The tools' spools (run_layout::tool_spool_path: nmt-evaluate --record...), oldest first.
+  std::vector<std::string> tool_spool_files;
   std::optional<std::int64_t> last_checkpoint_step;  // the newest checkpoints/step-N.h5
   // Entries of the directory that could not be read ("PATH: a loop of symbolic links"): the
   // rest is synced, and the directory is reported as not fully synced.

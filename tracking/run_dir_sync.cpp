@@ -3,8 +3,10 @@
 // nmt-tracker sync: uploads training runs that never reached a daemon (trained without a tracker,
 // or while it was down or unreachable), as `wandb sync` does: each run directory's registration
 // (run.json, config.yaml), whatever the trainer's client spooled and never delivered
-// (tracker-spool-rank*.jsonl: metrics, evals, artifacts, statuses), every point of metrics.jsonl,
-// the artifacts present (tracking/run_dir_record.h), and a final status.
+// (tracker-spool-rank*.jsonl: metrics, evals, artifacts, statuses), what the tools recording in
+// the run could not deliver (tracker-spool-TIME-TOOL-PID.jsonl: evals, artifacts; a file delivered
+// whole is removed, as its tool would have), every point of metrics.jsonl, the artifacts present
+// (tracking/run_dir_record.h), and a final status.
 //
 // Idempotent: registration replays by uid and attempt, metric batches are keyed by (run, rank,
 // sequence) and points by (run, key, step), and the daemon keeps an eval or artifact sent again
@@ -99,32 +101,56 @@ bool send_or_skip(const std::string& what, SyncCounts& counts, Send&& send) {
   }
 }
 
-// Sends the spools' entries but statuses, which are returned (applied last, in order).
+// Sends the entries of the spool at `path` but statuses, which are added to `statuses` (applied
+// last, in order). Returns whether the daemon acknowledged every entry sent.
+bool send_spool(RunUploader& uploader, std::int64_t run_id, const std::string& path,
+                SyncCounts& counts, std::vector<api::StatusUpdate>& statuses) {
+  const Spool spool(path);
+  bool acknowledged = true;
+  std::size_t index = 0;
+  for (const SpoolEntry& entry : spool.entries()) {
+    ++index;
+    if (entry.kind == "status") {
+      statuses.push_back(api::parse<api::StatusUpdate>(nlohmann::json::parse(entry.body)));
+      continue;
+    }
+    const std::string what = fmt::format("{}: entry {} ({})", path, index, entry.kind);
+    const bool sent = send_or_skip(what, counts, [&] {
+      const auto answer = uploader.send_spooled(run_id, entry);
+      const Fields fields = object_fields(answer, "answer");
+      if (entry.kind == "metrics") {
+        counts.points_sent += static_cast<std::int64_t>(entry.points);
+        counts.points_stored += fields.optional_integer("stored").value_or(0);
+      } else if (entry.kind == "evals") {
+        counts.evals.insert(fields.integer("eval_id"));
+      } else {
+        counts.artifacts.insert(fields.integer("artifact_id"));
+      }
+    });
+    if (!sent) acknowledged = false;
+  }
+  return acknowledged;
+}
+
+// Sends the spools' entries, the trainer's by rank and then the tools' oldest first, but
+// statuses, which are returned (applied last, in order). A tool's spool belongs to one process of
+// the tool, which wrote it whole as it ended: once the daemon acknowledged all of it, it is
+// removed. The trainer's stay, for its client to truncate.
 std::vector<api::StatusUpdate> send_spools(RunUploader& uploader, std::int64_t run_id,
                                            const RunDirRecord& record, SyncCounts& counts) {
   std::vector<api::StatusUpdate> statuses;
-  for (const auto& path : record.spool_files) {
-    const Spool spool(path);
-    std::size_t index = 0;
-    for (const SpoolEntry& entry : spool.entries()) {
-      ++index;
-      if (entry.kind == "status") {
-        statuses.push_back(api::parse<api::StatusUpdate>(nlohmann::json::parse(entry.body)));
-        continue;
-      }
-      const std::string what = fmt::format("{}: entry {} ({})", path, index, entry.kind);
-      send_or_skip(what, counts, [&] {
-        const auto answer = uploader.send_spooled(run_id, entry);
-        const Fields fields = object_fields(answer, "answer");
-        if (entry.kind == "metrics") {
-          counts.points_sent += static_cast<std::int64_t>(entry.points);
-          counts.points_stored += fields.optional_integer("stored").value_or(0);
-        } else if (entry.kind == "evals") {
-          counts.evals.insert(fields.integer("eval_id"));
-        } else {
-          counts.artifacts.insert(fields.integer("artifact_id"));
-        }
-      });
+  for (const auto& path : record.spool_files) send_spool(uploader, run_id, path, counts, statuses);
+  for (const auto& path : record.tool_spool_files) {
+    if (!send_spool(uploader, run_id, path, counts, statuses)) {
+      spdlog::warn("{}: kept: the daemon refused some of it (above)", path);
+      continue;
+    }
+    std::error_code error;
+    fs::remove(path, error);
+    if (error) {
+      spdlog::warn("{}: delivered, but cannot be removed: {}", path, error.message());
+    } else {
+      spdlog::info("{}: delivered, removed", path);
     }
   }
   return statuses;

@@ -4,12 +4,10 @@
 #include <yaml-cpp/yaml.h>
 
 #include <filesystem>
-#include <optional>
 #include <thread>
 
 #include "common/run_layout.h"
 #include "common/sha256.h"
-#include "tracker/client/tracker_reader.h"
 
 namespace nmt::tracking {
 namespace {
@@ -152,41 +150,15 @@ void resend_recorded_metrics(tracker::TrackerClient& client,
                recorded.back().step);
 }
 
-std::shared_ptr<tracker::TrackerClient> attach_tracker(const tracker::DaemonAddress& daemon,
-                                                       const std::string& run_dir,
-                                                       const std::string& spool_dir) {
-  const auto identity = read_run_identity(run_dir);
-  if (!identity) {
-    throw std::runtime_error(fmt::format(
-        "{}: no {} there, so no tracked run to record in (pass the training run's directory)",
-        run_dir, run_layout::kIdentityFile));
-  }
-  const auto options = client_options(daemon, spool_dir, 0);
-  tracker::TrackerReader reader(daemon, std::chrono::seconds(10));
-  tracker::api::RunQuery query;
-  query.uid = identity->uid;
-  query.deleted = tracker::api::DeletedRuns::kAll;  // a deleted run is still this run
-  std::optional<std::int64_t> id;
-  for (const auto& run : reader.list_runs(query)) {
-    if (run.uid == identity->uid) id = run.run_id;
-  }
-  if (!id) {
-    throw std::runtime_error(fmt::format(
-        "tracker {}: no run with uid {} (from {}/{}): was the training run tracked by this daemon?",
-        options.url, identity->uid, run_dir, run_layout::kIdentityFile));
-  }
-  auto client = std::make_shared<tracker::TrackerClient>(options);
-  client->attach_run(*id);
-  return client;
-}
-
 std::shared_ptr<tracker::TrackerClient> connect_tracker(const RunConfig& config,
                                                         const std::string& run_dir,
                                                         std::int64_t parameter_count,
                                                         const RunProvenance& provenance,
                                                         const RunIdentity& identity,
                                                         const tracker::DaemonAddress& daemon) {
-  const auto options = client_options(daemon, run_dir, provenance.rank);
+  auto options = client_options(daemon, run_dir, provenance.rank);
+  options.heartbeat_interval =
+      std::chrono::milliseconds(static_cast<std::int64_t>(config.tracker.heartbeat_s * 1000));
   auto client = std::make_shared<tracker::TrackerClient>(options);
   tracker::RunInfo info =
       run_registration(config, to_yaml(config), run_dir, identity, parameter_count);

@@ -94,10 +94,4 @@ std::shared_ptr<tracker::TrackerClient> connect_tracker(const RunConfig& config,
 void resend_recorded_metrics(tracker::TrackerClient& client,
                              const std::vector<MetricRecord>& recorded);
 
-// A client of `daemon` attached to the tracked run of `run_dir` (its run.json), which must exist:
-// for recording evaluations after training. Spools under `spool_dir`.
-std::shared_ptr<tracker::TrackerClient> attach_tracker(const tracker::DaemonAddress& daemon,
-                                                       const std::string& run_dir,
-                                                       const std::string& spool_dir);
-
 }  // namespace nmt::tracking

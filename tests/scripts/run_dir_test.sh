@@ -75,8 +75,23 @@ echo "exit codes: $rc_c and $rc_d"
 ((rc_c == 0 && rc_d != 0 || rc_d == 0 && rc_c != 0)) ||
   fail "two resumes: exit codes $rc_c and $rc_d"
 grep -q "is in use by nmt-train" "$work/c.err" "$work/d.err" || fail "no holder named"
-"$bin/nmt-average" --run-dir "$work/shared" --last 4 --output "$work/avg.h5" --log-level warn ||
-  fail "nmt-average refused the run's own checkpoints"
+
+echo "== a resume after deleting run.lock under a running trainer"
+held=("${train[@]}" --run-dir "$work/held" --set train.validate_every=0
+  --set checkpoint.every_steps=100000 --set train.max_steps=100000)
+"${held[@]}" > "$work/held.out" 2> "$work/held.err" &
+holder=$!
+wait_while_running "$holder" 120 test -s "$work/held/run.lock" ||
+  fail "the trainer did not record itself in run.lock: $(tail -3 "$work/held.err")"
+rm "$work/held/run.lock"
+rc=0
+"${held[@]}" --resume > "$work/second.out" 2> "$work/second.err" || rc=$?
+kill -0 "$holder" 2> /dev/null || fail "the running trainer ended: $(tail -3 "$work/held.err")"
+kill -KILL "$holder"
+wait "$holder" 2> /dev/null || true
+((rc != 0)) || fail "a second trainer ran on the directory once run.lock was deleted"
+grep -q "is in use by a process that has not recorded itself in .*run.lock (was it deleted?)" \
+  "$work/second.err" || fail "the refusal does not say the record is gone: $(tail -3 "$work/second.err")"
 
 # 2. A checkpoint write killed half-way leaves its temporary; the next start removes it.
 echo "== stale temporaries"

@@ -97,12 +97,13 @@ stop_local_tracker() {
   fi
 }
 
-# start_local_tracker NMT_TRACKERD DB PORT_FILE: nmt-trackerd on 127.0.0.1 over database DB
-# (created when missing), on a free port written to PORT_FILE; its output in PORT_FILE.out. Sets
+# start_local_tracker NMT_TRACKERD DB PORT_FILE [FLAGS...]: nmt-trackerd on 127.0.0.1 over database
+# DB (created when missing), on a free port written to PORT_FILE, with FLAGS; its output in
+# PORT_FILE.out. Sets
 # tracker_pid (the daemon itself, for the caller's cleanup) and returns once the port file is
 # there; fails when the daemon ends first, or hangs for 120 s.
 start_local_tracker() {
-  "$1" --db "$2" --port 0 --port-file "$3" --log-level warn > "$3.out" 2>&1 &
+  "$1" --db "$2" --port 0 --port-file "$3" --log-level warn "${@:4}" > "$3.out" 2>&1 &
   tracker_pid=$!
   wait_while_running "$tracker_pid" 120 test -s "$3" && return 0
   echo "FAIL: nmt-trackerd wrote no port file (it ended, or hung for 120 s): $(cat "$3.out")"

@@ -2,10 +2,10 @@
 # nmt-tracker sync against a real nmt-trackerd on 127.0.0.1:
 #   1. a tiny run trained with no tracker at all (only run.json, config.yaml, metrics.jsonl,
 #      checkpoints, plus an analysis.md), first uploaded in part and then whole, and one trained against a daemon URL nobody listens on
-#      (everything in its spool, plus an eval written in the spool's format: no tool records an
-#      eval while the daemon is down) are synced: each is listed once with its uid, name,
-#      experiment and config, as many train/loss points as metrics.jsonl holds, its artifacts,
-#      the spooled eval once, and a final status;
+#      (everything in its spool, plus an eval written into it in the spool's format) are synced:
+#      each is listed once with its uid, name, experiment and config, as many train/loss points
+#      as metrics.jsonl holds, its artifacts, the spooled eval once, and a final status (the tools'
+#      own spools: record_offline_test.sh);
 #   2. a second sync of both adds nothing: the database dump is identical;
 #   3. bad input: a directory without run.json is refused naming the file (exit 1); a loop of
 #      symbolic links in a run directory is named, the rest of it and the other directories are

@@ -2,7 +2,9 @@
 // Plain request and response values between the HTTP server (sockets, Beast) and the request
 // handler (routes, JSON, the store). The handler never sees a socket; the server never parses JSON.
 
+#include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <utility>
@@ -19,6 +21,16 @@ struct Request {
   std::string cookie;  // the Cookie header, or empty
 };
 
+// A file sent as a response's body a piece at a time, never held in memory (a database backup):
+// size() bytes of descriptor() from offset 0, read with pread. The server keeps its reference until
+// the answer is sent or abandoned; the last reference frees the file.
+class BodyFile {
+ public:
+  virtual ~BodyFile() = default;
+  virtual int descriptor() const = 0;
+  virtual std::uint64_t size() const = 0;
+};
+
 struct Response {
   // A constructor rather than an aggregate, so that Response{status, body} leaves the rest at
   // their defaults without a missing-initializer warning.
@@ -31,6 +43,8 @@ struct Response {
   std::string content_type = "application/json";
   // Extra headers, e.g. {"Location", "/"} and {"Set-Cookie", "..."}; the server sets the others.
   std::vector<std::pair<std::string, std::string>> headers;
+  // When set, the body instead of `body`.
+  std::shared_ptr<const BodyFile> body_file;
 };
 
 // What the request line and headers alone decide, before a byte of the body is read.

@@ -51,6 +51,7 @@ const std::vector<Route>& routes() {
       {RouteId::kHealth, "GET", "/api/health"},
       {RouteId::kCreateRun, "POST", "/api/runs"},
       {RouteId::kSetStatus, "PUT", "/api/runs/{run}/status"},
+      {RouteId::kHeartbeat, "POST", "/api/runs/{run}/heartbeat"},
       {RouteId::kIngestMetrics, "POST", "/api/runs/{run}/metrics"},
       {RouteId::kLogEval, "POST", "/api/runs/{run}/evals"},
       {RouteId::kLogArtifact, "POST", "/api/runs/{run}/artifacts"},
@@ -63,6 +64,7 @@ const std::vector<Route>& routes() {
       {RouteId::kArtifactContent, "GET", "/api/runs/{run}/artifacts/{artifact}/content"},
       {RouteId::kListSweeps, "GET", "/api/sweeps"},
       {RouteId::kSweepTable, "GET", "/api/sweeps/{sweep}/table"},
+      {RouteId::kBackup, "GET", "/api/backup"},
   };
   return kRoutes;
 }

@@ -17,6 +17,7 @@ enum class RouteId {
   kDeleteRun,        // DELETE /api/runs/{run}
   kRestoreRun,       // POST /api/runs/{run}/restore
   kSetStatus,        // PUT  /api/runs/{run}/status
+  kHeartbeat,        // POST /api/runs/{run}/heartbeat
   kIngestMetrics,    // POST /api/runs/{run}/metrics
   kMetricSeries,     // GET  /api/runs/{run}/metrics
   kSeriesOfRuns,     // GET  /api/series
@@ -25,6 +26,7 @@ enum class RouteId {
   kArtifactContent,  // GET /api/runs/{run}/artifacts/{artifact}/content
   kListSweeps,       // GET  /api/sweeps
   kSweepTable,       // GET  /api/sweeps/{sweep}/table
+  kBackup,           // GET  /api/backup
 };
 
 struct Route {

@@ -22,7 +22,8 @@ inline constexpr const char* kRunUidRule =
 
 // The statuses a run and each of its attempts may have. kPreempted: stopped by the scheduler (Slurm
 // preemption, time limit) and expected to resume as the next attempt of the same run. kCrashed:
-// what the daemon marks an attempt still running when a later attempt of its run registers.
+// what the daemon marks an attempt still running when a later attempt of its run registers, or
+// that has been silent (no heartbeat, no status) for longer than the daemon's --crashed-after.
 enum class RunStatus { kRunning, kFinished, kFailed, kKilled, kPreempted, kCrashed };
 
 // The status's word on the wire and in the database: "running", "finished"...

@@ -98,6 +98,12 @@ void fields(V& v, StatusUpdate& x) {
 }
 
 template <class V>
+void fields(V& v, Heartbeat& x) {
+  v("attempt", x.attempt, kCountRange);
+  v("rank", x.rank, kIndexRange);
+}
+
+template <class V>
 void fields(V& v, MetricPoint& x) {
   v("key", x.key);
   v("step", x.step, kStepRange);
@@ -144,6 +150,13 @@ void fields(V& v, RunCreated& x) {
 template <class V>
 void fields(V& v, StatusAnswer& x) {
   v("run_id", x.run_id);
+  v("status", x.status);
+}
+
+template <class V>
+void fields(V& v, HeartbeatAnswer& x) {
+  v("run_id", x.run_id);
+  v("attempt", x.attempt);
   v("status", x.status);
 }
 
@@ -234,6 +247,7 @@ void fields(V& v, Attempt& x) {
   v("slurm_array_id", x.slurm_array_id);
   v("run_dir", x.run_dir);
   v("provenance", x.provenance, OrDefault{});
+  v("last_contact_at", x.last_contact_at);
 }
 
 template <class V>

@@ -51,6 +51,12 @@ struct StatusUpdate {
   std::optional<std::int64_t> attempt;  // the attempt reporting it; absent: the current one
 };
 
+// POST /api/runs/{id}/heartbeat: the attempt is alive, whether or not it has anything to send.
+struct Heartbeat {
+  std::optional<std::int64_t> attempt;  // the attempt beating; absent: the current one
+  std::optional<std::int64_t> rank;     // who sent it, for the log
+};
+
 struct MetricPoint {
   std::string key;
   std::int64_t step = 0;
@@ -99,6 +105,14 @@ struct RunCreated {
 
 struct StatusAnswer {
   std::int64_t run_id = 0;
+  std::string status;
+};
+
+// The attempt's status once the heartbeat is recorded ("running" again after a "crashed" the
+// daemon gave it for its silence).
+struct HeartbeatAnswer {
+  std::int64_t run_id = 0;
+  std::int64_t attempt = 1;
   std::string status;
 };
 
@@ -174,6 +188,8 @@ struct Attempt {
   std::optional<std::string> slurm_array_id;
   std::optional<std::string> run_dir;  // as registered by the attempt
   Params provenance;                   // likewise; empty when it sent none
+  // Its last word to the daemon: registration, heartbeat or status; null before schema 8.
+  std::optional<double> last_contact_at;
 };
 
 struct Eval {

@@ -2,9 +2,10 @@
 // The subcommands of nmt-tracker (apps/nmt_tracker.cpp parses their flags): listings and one run
 // (run_commands.cpp), metric series as numbers or an SVG chart (series_commands.cpp), N runs side
 // by side (compare_command.cpp), a sweep's Table 3 and the writes people make by hand
-// (write_commands.cpp). Each talks to the daemon through the typed read client and prints to
-// `out`; everything printed for people passes through printable() (names come from whoever wrote
-// to the daemon), numbers and times through human_format.h. --json prints the answer's wire JSON.
+// (write_commands.cpp), a backup of the daemon's database (backup_command.cpp). Each talks to the
+// daemon through the typed read client and prints to `out`; everything printed for people passes
+// through printable() (names come from whoever wrote to the daemon), numbers and times through
+// human_format.h. --json prints the answer's wire JSON.
 //
 // Errors: nmt::UsageError for arguments that are wrong in form (exit 2), std::runtime_error for
 // arguments the daemon's data contradicts (an unknown run name, a metric key the run lacks, with
@@ -97,5 +98,14 @@ int set_status(TrackerReader& reader, const std::string& run, const std::string&
 // `delete RUN` (soft: hidden from listings and tables, nothing removed) and `restore RUN`.
 int delete_run(TrackerReader& reader, const std::string& run, std::ostream& out);
 int restore_run(TrackerReader& reader, const std::string& run, std::ostream& out);
+
+// `backup OUT`: a consistent snapshot of the daemon's database, taken while it runs, written to
+// OUT atomically once checked (backup_command.cpp); prints the path, size, run count, schema
+// version and time taken.
+struct BackupArgs {
+  std::string out_file;
+  int snapshot_timeout_s = 3600;  // for the daemon to make the snapshot, before the first byte
+};
+int backup(TrackerReader& reader, const BackupArgs& args, std::ostream& out);
 
 }  // namespace nmt::tracker::cli

@@ -202,10 +202,10 @@ int show(TrackerReader& reader, const std::string& ref, bool json, std::ostream&
     attempts.push_back({std::to_string(a.attempt), a.status, text_cell(a.host),
                         count_cell(a.world_size), text_cell(a.slurm_job_id),
                         text_cell(a.slurm_array_id), time_cell(a.started_at), time_cell(a.ended_at),
-                        text_cell(a.run_dir)});
+                        time_cell(a.last_contact_at), text_cell(a.run_dir)});
   }
   out << render_text_table({"attempt", "status", "host", "world_size", "slurm_job_id",
-                            "slurm_array_id", "started", "ended", "run_dir"},
+                            "slurm_array_id", "started", "ended", "last_contact", "run_dir"},
                            attempts);
   print_provenance(run.attempts, out);
   out << "\nparams\n";

@@ -16,7 +16,10 @@
 #include <algorithm>
 #include <cctype>
 #include <fstream>
+#include <limits>
+#include <map>
 #include <optional>
+#include <vector>
 
 #include "tracker/api/routes.h"
 
@@ -32,6 +35,8 @@ namespace {
 
 // The longest answer we accept: the full metric series of a long run.
 constexpr std::uint64_t kMaxResponseBytes = std::uint64_t{1} << 30;
+// The piece of a streamed answer's body read at a time (HttpClient::get_streamed).
+constexpr std::size_t kStreamPiece = 256 * 1024;
 
 using Request = http::request<http::string_body>;
 
@@ -164,8 +169,10 @@ struct HttpClient::Connection {
     return result;
   }
 
-  // Throws TlsError when the TCP connection opened but the TLS handshake failed.
-  beast::error_code connect(const Url& url, TlsContext* tls, std::chrono::milliseconds timeout) {
+  // Throws TlsError when the TCP connection opened but the TLS handshake failed. `local`: the
+  // address to connect from; empty: any.
+  beast::error_code connect(const Url& url, TlsContext* tls, std::chrono::milliseconds timeout,
+                            const std::string& local) {
     beast::error_code ec;
     tcp::resolver resolver(ioc);
     const auto endpoints = resolver.resolve(url.host, url.port, ec);
@@ -178,9 +185,32 @@ struct HttpClient::Connection {
       plain.emplace(ioc);
     }
     tcp().expires_after(timeout);
-    ec = run([&](auto handler) { tcp().async_connect(endpoints, handler); });
+    if (local.empty()) {
+      ec = run([&](auto handler) { tcp().async_connect(endpoints, handler); });
+    } else {
+      ec = connect_from(asio::ip::make_address(local), endpoints);
+    }
     if (!ec && tls) handshake(url, timeout);
     open = !ec;
+    return ec;
+  }
+
+  // Tries the endpoints of `local`'s family in turn from a socket bound to it.
+  beast::error_code connect_from(const asio::ip::address& local,
+                                 const tcp::resolver::results_type& endpoints) {
+    beast::error_code ec = asio::error::address_family_not_supported;
+    for (const auto& entry : endpoints) {
+      const tcp::endpoint remote = entry.endpoint();
+      if (remote.address().is_v4() != local.is_v4()) continue;
+      auto& socket = tcp().socket();
+      beast::error_code ignored;
+      socket.close(ignored);
+      ec = {};
+      socket.open(remote.protocol(), ec);
+      if (!ec) socket.bind(tcp::endpoint(local, 0), ec);
+      if (!ec) ec = run([&](auto handler) { tcp().async_connect(remote, handler); });
+      if (!ec) return ec;
+    }
     return ec;
   }
 
@@ -237,6 +267,57 @@ struct HttpClient::Connection {
                   : exchange_on(*plain, request, timeout, ec);
   }
 
+  // exchange_on() with the body read a piece at a time: a 200 answer's to `sink`, another's kept.
+  // `answered`: the header came, so the request must not be sent again.
+  template <class Stream>
+  std::optional<HttpResponse> stream_on(Stream& stream, const Request& request,
+                                        std::chrono::milliseconds header_wait,
+                                        std::chrono::milliseconds timeout, const BodySink& sink,
+                                        bool& answered, beast::error_code& ec) {
+    tcp().expires_after(timeout);
+    ec = run([&](auto handler) { http::async_write(stream, request, handler); });
+    if (ec) return std::nullopt;
+    http::response_parser<http::buffer_body> parser;
+    parser.body_limit(std::numeric_limits<std::uint64_t>::max());
+    tcp().expires_after(header_wait);
+    ec = run([&](auto handler) { http::async_read_header(stream, buffer, parser, handler); });
+    if (ec) return std::nullopt;
+    answered = true;
+    HttpResponse response{static_cast<int>(parser.get().result_int()), {}};
+    const bool streamed = response.status == 200;
+    if (streamed && sink.header) {
+      std::map<std::string, std::string> fields;
+      for (const auto& field : parser.get()) {
+        fields[lower(std::string(field.name_string()))] = std::string(field.value());
+      }
+      sink.header(fields);
+    }
+    std::vector<char> piece(kStreamPiece);
+    while (!parser.is_done()) {
+      parser.get().body().data = piece.data();
+      parser.get().body().size = piece.size();
+      tcp().expires_after(timeout);
+      ec = run([&](auto handler) { http::async_read(stream, buffer, parser, handler); });
+      if (ec == http::error::need_buffer) ec = {};
+      if (ec) return std::nullopt;
+      const std::size_t n = piece.size() - parser.get().body().size;
+      if (streamed) {
+        sink.data(piece.data(), n);
+      } else if (response.body.size() < kMaxResponseBytes) {
+        response.body.append(piece.data(), n);
+      }
+    }
+    if (!parser.keep_alive()) shut();
+    return response;
+  }
+
+  std::optional<HttpResponse> stream(const Request& request, std::chrono::milliseconds header_wait,
+                                     std::chrono::milliseconds timeout, const BodySink& sink,
+                                     bool& answered, beast::error_code& ec) {
+    return secure ? stream_on(*secure, request, header_wait, timeout, sink, answered, ec)
+                  : stream_on(*plain, request, header_wait, timeout, sink, answered, ec);
+  }
+
   // Closes the TCP connection; over TLS without a close_notify (the daemon takes the EOF as the
   // end, and nothing is left to protect from truncation).
   void shut() {
@@ -264,15 +345,59 @@ void HttpClient::close() {
   if (connection_ && connection_->open) connection_->shut();
 }
 
-HttpResponse HttpClient::request(const std::string& method, const std::string& target,
-                                 const std::string& body) {
+void HttpClient::set_local_address(const std::string& address) {
+  if (!address.empty() && !is_ip_address(address)) {
+    throw std::invalid_argument("local address '" + address +
+                                "' is not an IP address of this host (e.g. 10.0.0.5 or ::1)");
+  }
+  local_address_ = address;
+}
+
+namespace {
+
+// A request with the header fields every request of a client carries.
+Request new_request(const std::string& method, const std::string& target, const Url& url,
+                    const std::string& token) {
   const auto verb = http::string_to_verb(method);
   if (verb == http::verb::unknown) throw std::invalid_argument("unknown HTTP method " + method);
   Request request{verb, target, 11};
-  request.set(http::field::host, url_.authority());
+  request.set(http::field::host, url.authority());
   request.set(http::field::user_agent, "nmt-tracker-client");
   request.set(http::field::accept, "application/json");
-  if (!token_.empty()) request.set(http::field::authorization, "Bearer " + token_);
+  if (!token.empty()) request.set(http::field::authorization, "Bearer " + token);
+  return request;
+}
+
+}  // namespace
+
+HttpResponse HttpClient::get_streamed(const std::string& target,
+                                      std::chrono::milliseconds header_wait, const BodySink& sink) {
+  Request request = new_request("GET", target, url_, token_);
+  request.keep_alive(true);
+  request.prepare_payload();
+  if (!connection_) connection_ = std::make_unique<Connection>();
+  beast::error_code ec;
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    const bool reused = connection_->open;
+    if (!reused) ec = connection_->connect(url_, tls_.get(), timeout_, local_address_);
+    if (ec) break;
+    bool answered = false;
+    try {
+      auto response = connection_->stream(request, header_wait, timeout_, sink, answered, ec);
+      if (response) return std::move(*response);
+    } catch (...) {
+      connection_->shut();
+      throw;
+    }
+    connection_->shut();
+    if (answered || !reused || !is_stale_connection(ec)) break;
+  }
+  throw HttpError(fmt::format("GET {}{} failed: {}", url_.to_string(), target, ec.message()));
+}
+
+HttpResponse HttpClient::request(const std::string& method, const std::string& target,
+                                 const std::string& body) {
+  Request request = new_request(method, target, url_, token_);
   if (!body.empty()) {
     request.set(http::field::content_type, "application/json");
     request.body() = body;
@@ -284,7 +409,7 @@ HttpResponse HttpClient::request(const std::string& method, const std::string& t
   beast::error_code ec;
   for (int attempt = 0; attempt < 2; ++attempt) {
     const bool reused = connection_->open;
-    if (!reused) ec = connection_->connect(url_, tls_.get(), timeout_);
+    if (!reused) ec = connection_->connect(url_, tls_.get(), timeout_, local_address_);
     if (ec) break;
     if (auto response = connection_->exchange(request, timeout_, ec)) return std::move(*response);
     connection_->shut();

@@ -7,6 +7,9 @@
 // so the trainer's headers stay light.
 
 #include <chrono>
+#include <cstddef>
+#include <functional>
+#include <map>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -33,6 +36,13 @@ Url parse_url(const std::string& text);
 struct HttpResponse {
   int status = 0;
   std::string body;
+};
+
+// Where a streamed answer goes (HttpClient::get_streamed): `header` once with the header fields of
+// a 200 answer (names in lower case), then `data` with each piece of its body as it arrives.
+struct BodySink {
+  std::function<void(const std::map<std::string, std::string>& fields)> header;
+  std::function<void(const char* data, std::size_t size)> data;
 };
 
 // The request never got an HTTP answer: refused, timed out, reset, malformed response. The daemon
@@ -68,8 +78,21 @@ class HttpClient {
   HttpResponse request(const std::string& method, const std::string& target,
                        const std::string& body = "");
 
+  // GET `target` with a 200 answer's body handed to `sink` piece by piece, never held whole (a
+  // database backup). The header may take up to `header_wait` (the daemon prepares the body
+  // first); each read after it, the client's timeout. Returns the status, and the body of an answer
+  // other than 200 (not streamed). Throws HttpError when no complete answer arrived (one whose
+  // body broke off included), and what `sink` throws; the connection is closed then.
+  HttpResponse get_streamed(const std::string& target, std::chrono::milliseconds header_wait,
+                            const BodySink& sink);
+
   // Drops the connection; the next request opens a new one.
   void close();
+
+  // Connections leave from `address`, an IP literal of this host (the interface a multi-homed node
+  // must use), the port chosen by the kernel; empty: the address routing picks. Throws
+  // std::invalid_argument when it is not an IP address. Applies from the next connection.
+  void set_local_address(const std::string& address);
 
   const Url& url() const { return url_; }
 
@@ -79,6 +102,7 @@ class HttpClient {
   Url url_;
   std::string token_;
   std::chrono::milliseconds timeout_;
+  std::string local_address_;        // empty: any
   std::unique_ptr<TlsContext> tls_;  // https only
   std::unique_ptr<Connection> connection_;
 };

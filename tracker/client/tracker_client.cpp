@@ -80,6 +80,7 @@ void ClientOptions::validate() const {
   require(flush_interval.count() > 0, "flush_interval must be > 0");
   require(max_retry_backoff >= kInitialRetryBackoff, "max_retry_backoff must be >= 100 ms");
   require(request_timeout.count() > 0 && start_run_timeout.count() > 0, "timeouts must be > 0");
+  require(heartbeat_interval.count() >= 0, "heartbeat_interval must be >= 0 (0: none)");
 }
 
 TrackerClient::TrackerClient(ClientOptions options) : options_(std::move(options)) {

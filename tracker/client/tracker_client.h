@@ -46,6 +46,11 @@ struct ClientOptions {
   std::chrono::milliseconds request_timeout{5000};     // connect, write, read of one request
   std::chrono::milliseconds start_run_timeout{2000};   // the synchronous start_run only
   std::chrono::milliseconds close_timeout{5000};       // the destructor's flush
+  // Between heartbeats of the run's attempt (POST .../heartbeat, sent by the background thread
+  // whatever the trainer is doing; never spooled: only a live process may send one); 0: none.
+  // The trainer's rank 0 sends them; a client recording into a run it does not run (nmt-evaluate)
+  // must not, or it would keep a dead run's attempt from being found crashed.
+  std::chrono::milliseconds heartbeat_interval{0};
 
   // Throws std::invalid_argument naming the field at fault.
   void validate() const;
@@ -141,6 +146,7 @@ class TrackerClient {
   // a change of token, CA file or certificate will make it succeed.
   Outcome exchange(HttpClient& http, const std::string& method, const std::string& path,
                    const std::string& body, std::string& answer, bool& needs_fixing);
+  void heartbeat(std::int64_t run);
   bool under_pressure() const;
   void note_failure(const std::string& reason, bool needs_fixing);
   void note_success();
@@ -170,6 +176,7 @@ class TrackerClient {
   std::chrono::milliseconds backoff_{0};
   std::chrono::steady_clock::time_point next_attempt_{};
   bool last_attempt_failed_ = false;
+  std::chrono::steady_clock::time_point next_heartbeat_{};
 
   std::thread worker_;
 };

@@ -47,6 +47,9 @@ void TrackerClient::worker_loop() {
     auto wake_at = Clock::now() + options_.flush_interval;
     const bool can_retry = (!spool_->empty() && run_id_) || !pending_registration_.empty();
     if (can_retry) wake_at = std::min(wake_at, next_attempt_);
+    if (options_.heartbeat_interval.count() > 0 && run_id_) {
+      wake_at = std::min(wake_at, next_heartbeat_);
+    }
     wake_.wait_until(lock, wake_at, [&] {
       return stop_ || flush_requested_ > flush_completed_ || queued_points_ >= options_.batch_size;
     });
@@ -86,6 +89,43 @@ void TrackerClient::run_round(std::deque<Item> items, bool forced, bool stopping
     try_register(registration, *http_, /*on_worker=*/true, reason, needs_fixing);
   }
   if (!spool_->empty() && run_id() && (forced || Clock::now() >= next_attempt_)) replay();
+  const auto run = run_id();
+  if (run && options_.heartbeat_interval.count() > 0 && Clock::now() >= next_heartbeat_) {
+    heartbeat(*run);
+  }
+}
+
+void TrackerClient::heartbeat(std::int64_t run) {
+  next_heartbeat_ = Clock::now() + options_.heartbeat_interval;
+  api::Heartbeat beat;
+  {
+    std::lock_guard lock(mutex_);
+    beat.attempt = attempt_;
+  }
+  beat.rank = options_.rank;
+  const api::Route& route = api::route(api::RouteId::kHeartbeat);
+  std::string answer;
+  bool needs_fixing = false;
+  // A heartbeat that does not arrive is not sent again: the next one says the same. Failures are
+  // the other requests' to report. One refused (a daemon without the route) is the last.
+  const Outcome outcome =
+      exchange(*http_, route.method, api::route_path(route.id, {std::to_string(run)}),
+               api::wire_text(beat), answer, needs_fixing);
+  if (outcome == Outcome::kRejected) {
+    next_heartbeat_ = Clock::time_point::max();
+    spdlog::warn("tracker: {} takes no heartbeats; none are sent any more", options_.url);
+  }
+  if (outcome == Outcome::kAcknowledged) {
+    try {
+      const auto reply = api::parse<api::HeartbeatAnswer>(json::parse(answer));
+      if (reply.status != api::to_string(api::RunStatus::kRunning)) {
+        spdlog::debug("tracker: heartbeat of run {} attempt {}: the daemon has it {}", run,
+                      reply.attempt, reply.status);
+      }
+    } catch (const std::exception& e) {
+      spdlog::debug("tracker: unreadable answer to a heartbeat: {}", e.what());
+    }
+  }
 }
 
 std::vector<SpoolEntry> TrackerClient::make_entries(std::deque<Item>& items) {

@@ -5,7 +5,9 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cctype>
 #include <limits>
+#include <map>
 
 #include "tracker/api/limits.h"
 #include "tracker/api/routes.h"
@@ -20,6 +22,43 @@ using nlohmann::json;
 
 std::string run_arg(std::int64_t run_id) {
   return std::to_string(run_id);
+}
+
+// The daemon's error answer as a TrackerError naming the daemon and the request.
+TrackerError refusal(const std::string& url, const std::string& method, const std::string& target,
+                     const HttpResponse& response) {
+  const json answer = json::parse(response.body, nullptr, /*allow_exceptions=*/false);
+  std::string message = response.body.substr(0, 300);
+  std::optional<std::string> field;
+  if (answer.is_object()) {
+    try {
+      auto error = api::parse<api::ErrorAnswer>(answer);
+      message = error.error;
+      field = std::move(error.field);
+    } catch (const nmt::FieldError&) {
+      // Not the daemon's error shape (a proxy's page?): the raw text says more.
+    }
+  }
+  return TrackerError(fmt::format("nmt-trackerd at {}: {} {}: {} {}", url, method, target,
+                                  response.status, message),
+                      response.status, std::move(field));
+}
+
+std::string lower_case(std::string text) {
+  for (char& c : text) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return text;
+}
+
+// The snapshot's size and schema version from the backup answer's header fields (lower case).
+std::optional<api::BackupInfo> backup_info(const std::map<std::string, std::string>& fields) {
+  const auto length = fields.find("content-length");
+  const auto version = fields.find(lower_case(api::kBackupSchemaVersionField));
+  if (length == fields.end() || version == fields.end()) return std::nullopt;
+  try {
+    return api::BackupInfo{std::stoull(length->second), std::stoi(version->second)};
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
 }
 
 }  // namespace
@@ -43,23 +82,8 @@ T TrackerReader::call(const std::string& method, const std::string& target,
     throw TrackerUnreachable(
         fmt::format("cannot reach nmt-trackerd at {}: {} (is it running?)", url_, e.what()));
   }
+  if (response.status != 200) throw refusal(url_, method, target, response);
   const json answer = json::parse(response.body, nullptr, /*allow_exceptions=*/false);
-  if (response.status != 200) {
-    std::string message = response.body.substr(0, 300);
-    std::optional<std::string> field;
-    if (answer.is_object()) {
-      try {
-        auto error = api::parse<api::ErrorAnswer>(answer);
-        message = error.error;
-        field = std::move(error.field);
-      } catch (const nmt::FieldError&) {
-        // Not the daemon's error shape (a proxy's page?): the raw text says more.
-      }
-    }
-    throw TrackerError(fmt::format("nmt-trackerd at {}: {} {}: {} {}", url_, method, target,
-                                   response.status, message),
-                       response.status, std::move(field));
-  }
   if (answer.is_discarded()) {
     throw TrackerError(
         fmt::format("nmt-trackerd at {}: {} {}: the answer is not JSON", url_, method, target),
@@ -172,6 +196,46 @@ api::ArtifactCreated TrackerReader::log_artifact(std::int64_t run_id,
   const api::RouteId id = api::RouteId::kLogArtifact;
   return call<api::ArtifactCreated>(api::route(id).method, api::route_path(id, {run_arg(run_id)}),
                                     api::wire_text(record));
+}
+
+api::BackupInfo TrackerReader::backup(const std::function<void(const api::BackupInfo&)>& begin,
+                                      const std::function<void(const char*, std::size_t)>& write,
+                                      std::chrono::milliseconds snapshot_wait) {
+  const std::string target = api::route_path(api::RouteId::kBackup);
+  std::optional<api::BackupInfo> info;
+  std::uint64_t received = 0;
+  BodySink sink;
+  sink.header = [&](const std::map<std::string, std::string>& fields) {
+    info = backup_info(fields);
+    if (!info) {
+      throw TrackerError(fmt::format("nmt-trackerd at {}: GET {}: malformed answer: no {} or "
+                                     "Content-Length (is the daemon older than the backup route?)",
+                                     url_, target, api::kBackupSchemaVersionField),
+                         200, std::nullopt);
+    }
+    begin(*info);
+  };
+  sink.data = [&](const char* data, std::size_t size) {
+    received += size;
+    write(data, size);
+  };
+  HttpResponse response;
+  try {
+    response = http_->get_streamed(target, snapshot_wait, sink);
+  } catch (const TlsError& e) {
+    throw TrackerUnreachable(fmt::format("cannot reach nmt-trackerd at {}: {}", url_, e.what()));
+  } catch (const HttpError& e) {
+    if (!info) {
+      throw TrackerUnreachable(
+          fmt::format("cannot reach nmt-trackerd at {}: {} (is it running?)", url_, e.what()));
+    }
+    throw TrackerError(fmt::format("nmt-trackerd at {}: GET {}: the answer broke off after {} of "
+                                   "{} bytes: {}",
+                                   url_, target, received, info->size, e.what()),
+                       200, std::nullopt);
+  }
+  if (response.status != 200) throw refusal(url_, "GET", target, response);
+  return *info;
 }
 
 }  // namespace nmt::tracker

@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "tracker/api/backup_answer.h"
 #include "tracker/api/run_query.h"
 #include "tracker/api/series_query.h"
 #include "tracker/api/wire_types.h"
@@ -74,6 +75,15 @@ class TrackerReader {
   api::EvalCreated log_eval(std::int64_t run_id, const api::EvalRecord& record);
   // A file of the run (a report, a checkpoint) recorded by a tool.
   api::ArtifactCreated log_artifact(std::int64_t run_id, const api::ArtifactRecord& record);
+
+  // GET /api/backup: a consistent snapshot of the daemon's database, its size and schema version
+  // to `begin`, then its bytes to `write` as they arrive (never held whole). The daemon may take
+  // `snapshot_wait` to make the snapshot before the first byte. Returns what `begin` got. Throws
+  // TrackerError when the daemon refuses (its status and message) or the answer breaks off,
+  // TrackerUnreachable when no answer comes, and what `begin` or `write` throw.
+  api::BackupInfo backup(const std::function<void(const api::BackupInfo&)>& begin,
+                         const std::function<void(const char*, std::size_t)>& write,
+                         std::chrono::milliseconds snapshot_wait);
 
   const std::string& url() const { return url_; }
 

@@ -13,6 +13,7 @@
 #include <boost/asio/strand.hpp>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cerrno>
 #include <fstream>
 #include <stdexcept>
@@ -117,10 +118,11 @@ void ServerState::start_session(tcp::socket socket, const std::shared_ptr<Server
   if (ec) return;  // already gone
   std::shared_ptr<SessionBase> session, victim;
   std::string why;
+  const char* limit = nullptr;
   {
     std::lock_guard lock(mutex);
     if (stopping) return;
-    victim = make_room(client, why);
+    victim = make_room(client, why, limit);
     if (why.empty()) {
       ++per_client[client];
       const auto id = next_id++;
@@ -135,25 +137,26 @@ void ServerState::start_session(tcp::socket socket, const std::shared_ptr<Server
     }
   }
   if (victim) victim->evict();
-  if (!session) return refuse(std::move(socket), why);
+  if (!session) return refuse(std::move(socket), why, limit);
   session->start();
 }
 
 std::shared_ptr<SessionBase> ServerState::make_room(const asio::ip::address& client,
-                                                    std::string& why) {
+                                                    std::string& why, const char*& limit) {
   const auto from_client = per_client.find(client);
   const std::size_t open = from_client == per_client.end() ? 0 : from_client->second;
   if (open >= options.max_connections_per_client) {
-    why = fmt::format(
-        "{} connections from {} are open, the limit per client (--max-connections-per-client)",
-        open, client.to_string());
+    limit = "--max-connections-per-client";
+    why = fmt::format("{} connections from {} are open, the limit per client ({})", open,
+                      client.to_string(), limit);
     return nullptr;
   }
   const bool cap_full = sessions.size() >= options.max_connections;
   if (!cap_full && unproven_count < options.unproven_limit()) return nullptr;
   const std::optional<std::uint64_t> victim = eviction_candidate();
   if (!victim) {
-    why = fmt::format("{} connections are open, the limit (--max-connections)", sessions.size());
+    limit = "--max-connections";
+    why = fmt::format("{} connections are open, the limit ({})", sessions.size(), limit);
     return nullptr;
   }
   if (evictions.note()) {
@@ -208,7 +211,7 @@ void ServerState::prove(std::uint64_t id) {
   --unproven_count;
 }
 
-void ServerState::refuse(tcp::socket socket, const std::string& why) {
+void ServerState::refuse(tcp::socket socket, const std::string& why, const char* limit) {
   {
     std::lock_guard lock(mutex);
     if (refusals.note()) {
@@ -217,15 +220,19 @@ void ServerState::refuse(tcp::socket socket, const std::string& why) {
   }
   // Best effort, never waiting: the peer has most likely sent nothing yet, so it reads this 503
   // (a peer that already sent a request may see a reset instead).
-  static const std::string kBody =
-      nlohmann::json{{"error", "too many connections; retry later"}}.dump();
-  static const std::string kAnswer = fmt::format(
-      "HTTP/1.1 503 Service Unavailable\r\nServer: nmt-trackerd\r\nContent-Type: "
-      "application/json\r\nRetry-After: 1\r\nConnection: close\r\nContent-Length: {}\r\n\r\n{}",
-      kBody.size(), kBody);
   beast::error_code ignored;
   socket.non_blocking(true, ignored);
-  if (!tls) socket.send(asio::buffer(kAnswer), 0, ignored);
+  if (!tls) {
+    const std::string body =
+        nlohmann::json{{"error", fmt::format("too many connections ({}); retry later", limit)}}
+            .dump();
+    const std::string answer = fmt::format(
+        "HTTP/1.1 503 Service Unavailable\r\nServer: nmt-trackerd\r\nContent-Type: "
+        "application/json\r\nRetry-After: 1\r\nConnection: close\r\nContent-Length: "
+        "{}\r\n\r\n{}",
+        body.size(), body);
+    socket.send(asio::buffer(answer), 0, ignored);
+  }
   socket.shutdown(tcp::socket::shutdown_both, ignored);
   socket.close(ignored);
 }
@@ -331,6 +338,16 @@ void Listener::on_accept(beast::error_code ec, tcp::socket socket) {
 }
 
 }  // namespace detail
+
+std::optional<std::size_t> fit_to_open_files(ServerOptions& options, std::uint64_t open_files) {
+  const std::uint64_t room = open_files > 2 * kDescriptorsBesideConnections
+                                 ? open_files - kDescriptorsBesideConnections
+                                 : std::max<std::uint64_t>(open_files / 2, 1);
+  if (options.max_connections <= room) return std::nullopt;
+  const std::size_t before = options.max_connections;
+  options.max_connections = static_cast<std::size_t>(room);
+  return before;
+}
 
 HttpServer::HttpServer(asio::io_context& io, ServerOptions options, RequestCallback handler,
                        HeaderCallback check_header) {

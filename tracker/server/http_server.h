@@ -43,8 +43,10 @@ struct ServerOptions {
   std::chrono::milliseconds header_timeout{10'000};  // first byte to the end of the header
   std::chrono::milliseconds read_timeout{30'000};    // first byte to the end of the body
   std::chrono::milliseconds write_timeout{30'000};   // whole response
-  unsigned keepalive_max_requests = 1000;       // requests on one connection before it is closed
-  std::size_t max_connections = 512;            // open connections in all; past it: 503 and close
+  unsigned keepalive_max_requests = 1000;  // requests on one connection before it is closed
+  // Open connections in all; past it: 503 and close. A rank of a training job holds one, so this
+  // is four jobs of 128 nodes with 8 ranks each. Each is a descriptor: see fit_to_open_files().
+  std::size_t max_connections = 4096;
   std::size_t max_connections_per_client = 64;  // open connections per client IP; past it: 503
   // Slots only proven connections may hold (a request with the token read on them; with no token,
   // any complete request header): unproven ones hold at most max_connections minus this. Unset: a
@@ -66,6 +68,16 @@ struct ServerOptions {
   // Throws std::invalid_argument naming the first bad field.
   void validate() const;
 };
+
+// The descriptors a server holds besides its connections' sockets (the listener, the event loop,
+// database files and their journals, logs, a connection being refused), with room to spare.
+inline constexpr std::size_t kDescriptorsBesideConnections = 64;
+
+// Lowers options.max_connections to what `open_files` descriptors leave room for (at least half
+// of them go to connections), so that a connection past it is answered 503 instead of waiting
+// in the kernel's queue while accept fails for want of a descriptor. Returns the cap it had when
+// it lowered it.
+std::optional<std::size_t> fit_to_open_files(ServerOptions& options, std::uint64_t open_files);
 
 using RequestCallback = std::function<Response(const Request&)>;
 // Sees a request with its line and headers but no body yet; a refusal is sent, and the connection
@@ -90,8 +102,9 @@ class HttpServer {
   unsigned short port() const { return port_; }
 
   // Stops accepting and closes connections whose next request header has not fully arrived (an
-  // idle keep-alive client must not hold up a shutdown); requests already read are handled and
-  // answered, then their connections close. The io_context then runs out of work. Thread-safe.
+  // idle keep-alive client must not hold up a shutdown), and those sending a file answer (a
+  // backup); requests already read are handled and answered, then their connections close. The
+  // io_context then runs out of work. Thread-safe.
   void stop();
 
   // Requests answered so far (for the shutdown log line).

@@ -61,10 +61,13 @@ void Session<Stream>::on_handshake(beast::error_code ec) {
   read_header();
 }
 
+// A file answer still being sent is cut off: it may be gigabytes, and its client takes a body
+// short of its Content-Length as the failure it is.
 template <class Stream>
 void Session<Stream>::on_stop() {
   stopping_ = true;
   if (waiting_) tcp_stream().cancel();
+  if (file_) tcp_stream().close();
 }
 
 // Its slot is already free; whatever is pending fails on the closed socket and the session ends.
@@ -245,6 +248,7 @@ void Session<Stream>::reject(http::status status, const std::string& message) {
 
 template <class Stream>
 void Session<Stream>::send(Response response, bool close, bool linger) {
+  if (response.body_file) return send_file(std::move(response), close);
   const bool valid_status = response.status >= 100 && response.status <= 999;
   response_ =
       http::response<http::string_body>(valid_status ? static_cast<http::status>(response.status)

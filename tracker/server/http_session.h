@@ -25,6 +25,7 @@
 #include <set>
 #include <string>
 #include <type_traits>
+#include <vector>
 
 #include "tracker/server/http_server.h"
 #include "tracker/server/log_throttle.h"
@@ -44,7 +45,8 @@ class SessionBase {
  public:
   virtual ~SessionBase() = default;
   virtual void start() = 0;
-  // Answer the request being handled, if any, then close; close at once when idle.
+  // Answer the request being handled, if any, then close; close at once when idle or while sending
+  // a file answer (a backup may be gigabytes).
   virtual void stop() = 0;
   // Close at once, whatever the session is doing: it made room for a newcomer.
   virtual void evict() = 0;
@@ -105,13 +107,16 @@ struct ServerState {
   LogThrottle failed_handshakes;  // TLS handshakes that failed
 
  private:
-  // Over a cap: a fixed 503 (HTTP; over TLS the connection just closes: answering would cost the
-  // handshake the cap is there to save) and close, without a session. Called without the mutex.
-  void refuse(tcp::socket socket, const std::string& why);
+  // Over a cap: a 503 naming the flag of the cap, `limit` (HTTP; over TLS the connection just
+  // closes: answering would cost the handshake the cap is there to save) and close, without a
+  // session. Called without the mutex.
+  void refuse(tcp::socket socket, const std::string& why, const char* limit);
   // With the mutex held: room for a newcomer from `client`, made by freeing the slot of an unproven
   // session when the cap or the unproven share is full. Returns that session, to evict (null when
-  // there was room, or when it is already closing), and sets `why` when there is no room.
-  std::shared_ptr<SessionBase> make_room(const asio::ip::address& client, std::string& why);
+  // there was room, or when it is already closing), and sets `why` and `limit` (the flag of the cap
+  // that is full) when there is no room.
+  std::shared_ptr<SessionBase> make_room(const asio::ip::address& client, std::string& why,
+                                         const char*& limit);
   // With the mutex held: the id of the session to evict: the oldest unproven one of the address
   // holding the most (on a tie, the address holding the oldest); nullopt when none is unproven.
   std::optional<std::uint64_t> eviction_candidate() const;
@@ -171,6 +176,9 @@ class Session : public SessionBase, public std::enable_shared_from_this<Session<
   void answer(Response response, bool failed);
   void reject(http::status status, const std::string& message);
   void send(Response response, bool close, bool linger);
+  void send_file(Response response, bool close);
+  void read_file_piece(bool close);
+  void write_file_piece(std::int64_t got, int error, bool close);
   void on_write(beast::error_code ec, bool close, bool linger);
   void finish(bool linger);
   void drain();
@@ -180,6 +188,18 @@ class Session : public SessionBase, public std::enable_shared_from_this<Session<
   std::optional<http::request_parser<http::string_body>> parser_;
   http::response<http::empty_body> continue_;
   http::response<http::string_body> response_;
+  // An answer whose body is a file (Response::body_file), on its way a piece at a time: each piece
+  // is read on the handler pool (a disk read never stalls the I/O thread) and written within
+  // write_timeout, so a body of any size is bounded by its progress, not by one deadline.
+  struct FileAnswer {
+    std::shared_ptr<const BodyFile> source;
+    http::response<http::buffer_body> message;
+    std::optional<http::response_serializer<http::buffer_body>> serializer;
+    std::uint64_t size = 0;  // of the body
+    std::vector<char> piece;
+    std::uint64_t sent = 0;
+  };
+  std::unique_ptr<FileAnswer> file_;  // while one is being sent
   std::shared_ptr<ServerState> state_;
   const std::uint64_t id_;
   const asio::ip::address client_;

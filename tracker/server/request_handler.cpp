@@ -106,7 +106,8 @@ RequestHandler::RequestHandler(RunStore& store, std::string token, HandlerOption
       reader_(reader),
       gate_(std::move(token)),
       options_(options),
-      schema_version_(store.schema_version()) {
+      schema_version_(store.schema_version()),
+      backup_(store.database_path()) {
   options_.validate();
 }
 
@@ -197,6 +198,8 @@ Response RequestHandler::route_api(const Request& request, const api::RouteMatch
       return set_deleted(run_id, false);
     case api::RouteId::kSetStatus:
       return set_status(run_id, request);
+    case api::RouteId::kHeartbeat:
+      return heartbeat(run_id, request);
     case api::RouteId::kIngestMetrics:
       return ingest_metrics(run_id, request);
     case api::RouteId::kMetricSeries:
@@ -217,6 +220,8 @@ Response RequestHandler::route_api(const Request& request, const api::RouteMatch
       return list_sweeps();
     case api::RouteId::kSweepTable:
       return sweep_table(match.args.at("sweep"));
+    case api::RouteId::kBackup:
+      return backup_.answer();
   }
   throw HttpError(404, fmt::format("unknown route {}", request.path));
 }
@@ -293,6 +298,17 @@ Response RequestHandler::set_status(std::int64_t run_id, const Request& request)
     return 0;
   });
   return json_response(200, api::StatusAnswer{run_id, update.status});
+}
+
+Response RequestHandler::heartbeat(std::int64_t run_id, const Request& request) {
+  const auto beat = parse_body<api::Heartbeat>(request);
+  const auto answer =
+      with_store([&](RunStore& store) { return store.heartbeat(run_id, beat.attempt); });
+  return json_response(200, answer);
+}
+
+std::vector<SilentAttempt> RequestHandler::mark_silent_attempts(double silence_s) {
+  return with_store([&](RunStore& store) { return store.mark_silent_attempts(silence_s); });
 }
 
 Response RequestHandler::ingest_metrics(std::int64_t run_id, const Request& request) {

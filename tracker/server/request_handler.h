@@ -10,10 +10,12 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "tracker/api/http_types.h"
 #include "tracker/api/limits.h"
 #include "tracker/api/routes.h"
+#include "tracker/server/backup_route.h"
 #include "tracker/server/json_body.h"
 #include "tracker/server/token_gate.h"
 #include "tracker/store/run_store.h"
@@ -51,8 +53,8 @@ class RequestHandler {
 
   // Safe to call from several threads: each store connection is used by one thread at a time
   // (SQLite has one writer anyway). Never throws: every failure becomes an error response
-  // (400/401/404/405/409/500); a 500 is logged with the request and its cause. Paths outside
-  // /api/ are the dashboard's files (tracker/dashboard/dashboard.h).
+  // (400/401/404/405/409/500, and GET /api/backup's 501/503); a 500 is logged with the request and
+  // its cause. Paths outside /api/ are the dashboard's files (tracker/dashboard/dashboard.h).
   Response handle(const Request& request);
 
   // What can be decided from the request line and headers alone (the body is empty here): the
@@ -61,6 +63,10 @@ class RequestHandler {
   // nothing). The server calls it before reading a body, so an unauthenticated client never has
   // one buffered. Thread-safe.
   HeaderCheck check_header(const Request& request) const;
+
+  // The store's RunStore::mark_silent_attempts, under the write lock: the daemon calls it on a
+  // timer. Throws what the store throws.
+  std::vector<SilentAttempt> mark_silent_attempts(double silence_s);
 
  private:
   Response route(const Request& request);
@@ -73,6 +79,7 @@ class RequestHandler {
   Response get_run(std::int64_t run_id);
   Response set_deleted(std::int64_t run_id, bool deleted);
   Response set_status(std::int64_t run_id, const Request& request);
+  Response heartbeat(std::int64_t run_id, const Request& request);
   Response ingest_metrics(std::int64_t run_id, const Request& request);
   Response metric_series(std::int64_t run_id, const Request& request);
   Response log_eval(std::int64_t run_id, const Request& request);
@@ -104,6 +111,7 @@ class RequestHandler {
   TokenGate gate_;
   HandlerOptions options_;
   int schema_version_;  // read once: /api/health needs no store lock
+  BackupRoute backup_;  // GET /api/backup: on a connection of its own, under neither lock
   std::mutex mutex_, reader_mutex_;
 };
 

@@ -4,9 +4,11 @@
 #include <spdlog/spdlog.h>
 #include <sqlite3.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <cstring>
 #include <fstream>
 #include <stdexcept>
@@ -20,9 +22,7 @@ namespace {
 // -shm files the database file's mode, so creating that one 0600 (before SQLite does, with the
 // umask's 0644) covers all three. An existing file keeps its mode; a readable one is reported.
 void create_private(const std::string& path) {
-  if (path.empty() || path == ":memory:" || path.rfind("file:", 0) == 0) {
-    return;
-  }
+  if (!is_plain_file(path)) return;
   const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
   if (fd >= 0) {
     ::close(fd);
@@ -34,6 +34,27 @@ void create_private(const std::string& path) {
                  info.st_mode & 0777);
   }
   // Any other failure (a missing directory...) is left for SQLite to report with the path.
+}
+
+// The kind of network file system `path` lies on, or nullptr for a local one.
+const char* network_file_system(const std::string& path) {
+  struct statfs info {};
+  if (::statfs(path.c_str(), &info) != 0) return nullptr;
+  switch (static_cast<unsigned long>(info.f_type)) {
+    case 0x6969:  // NFS_SUPER_MAGIC
+      return "NFS";
+    case 0x0BD00BD0:  // LL_SUPER_MAGIC
+      return "Lustre";
+    case 0xFF534D42:  // CIFS_MAGIC_NUMBER
+    case 0xFE534D42:  // SMB2_MAGIC_NUMBER
+      return "SMB";
+    case 0x47504653:  // GPFS_SUPER_MAGIC
+      return "GPFS";
+    case 0x65735546:  // FUSE_SUPER_MAGIC (sshfs and the like)
+      return "FUSE";
+    default:
+      return nullptr;
+  }
 }
 
 // The process holding a lock that conflicts with a write lock on [start, start + length) of
@@ -106,6 +127,32 @@ int Database::schema_version() {
 
 std::string Database::journal_mode() {
   return db_.execAndGet("PRAGMA journal_mode").getString();
+}
+
+bool is_plain_file(const std::string& path) {
+  return !path.empty() && path != ":memory:" && path.rfind("file:", 0) != 0;
+}
+
+OwnerLockSpec daemon_lock_spec(const std::string& path) {
+  create_private(path);
+  if (const char* kind = network_file_system(path)) {
+    spdlog::warn(
+        "tracker database {} is on {}: SQLite's WAL needs memory shared between its connections "
+        "and the one-daemon lock needs the server's locks; keep the database on a local disk of "
+        "the machine the daemon runs on",
+        path, kind);
+  }
+  OwnerLockSpec spec;
+  spec.anchor = path;
+  spec.record = path + ".holder";
+  spec.what = "tracker database " + path;
+  spec.tool = "nmt-trackerd";
+  spec.advice =
+      "one daemon serves a database; point clients at it, or stop it before starting another";
+  spec.wait_for_stopping = std::chrono::minutes(1);
+  spec.grace = std::chrono::seconds(1);
+  spec.record_mode = 0600;
+  return spec;
 }
 
 }  // namespace nmt::tracker

@@ -9,7 +9,19 @@
 
 #include <string>
 
+#include "common/owner_lock.h"
+
 namespace nmt::tracker {
+
+// Whether `path` names a database file of its own, as opposed to one in memory (":memory:", "") or
+// a "file:" URI, which SQLite resolves itself.
+bool is_plain_file(const std::string& path);
+
+// What makes a daemon the one owner of the database file `path` (common/owner_lock.h): the lock
+// is on the file itself, the holder is named in `path`.holder, and a daemon started while the
+// holder is stopping waits for it (up to a minute). Creates the file (0600) when missing, and
+// warns when it lies on a network file system, where neither SQLite's WAL nor the lock holds.
+OwnerLockSpec daemon_lock_spec(const std::string& path);
 
 class Database {
  public:

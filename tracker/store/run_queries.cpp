@@ -237,7 +237,8 @@ api::RunDetail RunStore::get_run(std::int64_t run_id) {
 
   SQLite::Statement attempts(sql_,
                              "SELECT attempt, status, started_at, ended_at, host, world_size, "
-                             "slurm_job_id, slurm_array_id, run_dir, provenance FROM run_attempts "
+                             "slurm_job_id, slurm_array_id, run_dir, provenance, last_contact_at "
+                             "FROM run_attempts "
                              "WHERE run_id = ? ORDER BY attempt");
   attempts.bind(1, run_id);
   while (attempts.executeStep()) {
@@ -248,7 +249,8 @@ api::RunDetail RunStore::get_run(std::int64_t run_id) {
                      optional_text(attempts.getColumn(4)), optional_integer(attempts.getColumn(5)),
                      optional_text(attempts.getColumn(6)), optional_text(attempts.getColumn(7)),
                      optional_text(attempts.getColumn(8)),
-                     provenance ? params_of_json(*provenance) : api::Params{}});
+                     provenance ? params_of_json(*provenance) : api::Params{},
+                     optional_number(attempts.getColumn(10))});
   }
   SQLite::Statement evals(sql_,
                           "SELECT id, split, step, checkpoint, bleu, chrf, perplexity, signature, "

@@ -133,8 +133,8 @@ RunHandle RunStore::insert_run(std::int64_t experiment, const RunSpec& spec, dou
 void RunStore::insert_attempt(std::int64_t run_id, const RunSpec& spec, double now) {
   SQLite::Statement insert(sql_,
                            "INSERT INTO run_attempts(run_id, attempt, started_at, status, host, "
-                           "world_size, slurm_job_id, slurm_array_id, run_dir, provenance) "
-                           "VALUES (?, ?, ?, 'running', ?, ?, ?, ?, ?, ?)");
+                           "world_size, slurm_job_id, slurm_array_id, run_dir, provenance, "
+                           "last_contact_at) VALUES (?, ?, ?, 'running', ?, ?, ?, ?, ?, ?, ?3)");
   const std::optional<std::string> provenance =
       spec.provenance.empty() ? std::nullopt : std::optional(params_json(spec.provenance));
   bind_values(insert, 1, run_id, spec.attempt.value_or(1), now, spec.host, spec.world_size,

@@ -82,11 +82,14 @@ void RunStore::set_status(std::int64_t run_id, const std::string& status,
     }
   };
   SQLite::Statement update_attempt(
-      sql_, "UPDATE run_attempts SET status = ?, ended_at = ? WHERE run_id = ? AND attempt = ?");
+      sql_,
+      "UPDATE run_attempts SET status = ?, ended_at = ?, last_contact_at = ? WHERE run_id = ? AND "
+      "attempt = ?");
   update_attempt.bind(1, status);
   bind_ended_at(update_attempt, 2);
-  update_attempt.bind(3, run_id);
-  update_attempt.bind(4, target);
+  update_attempt.bind(3, now);
+  update_attempt.bind(4, run_id);
+  update_attempt.bind(5, target);
   // A run written by a build before attempts were recorded has no row for an older attempt.
   if (update_attempt.exec() == 0 && target != current_attempt) {
     throw NotFound(fmt::format("run {} has no attempt {}", run_id, target));

@@ -70,12 +70,21 @@ struct SweepRun {
   std::optional<EvalFigures> test;   // newest eval with split "test"
 };
 
+// An attempt the daemon found silent (RunStore::mark_silent_attempts).
+struct SilentAttempt {
+  std::int64_t run_id = 0;
+  std::int64_t attempt = 0;
+  double last_contact_at = 0;
+};
+
 class RunStore {
  public:
   // `db` must outlive the store; the store caches prepared statements on its connection.
   explicit RunStore(Database& db);
 
   int schema_version() { return db_.schema_version(); }
+  // The database's file name, as it was opened (":memory:" for one in memory).
+  const std::string& database_path() const { return db_.path(); }
 
   // No uid, or an unknown one: a new run. A known uid with a higher attempt: that run resumed
   // (attempt, status running, provenance sent, params upserted; its earlier attempts still running
@@ -89,6 +98,14 @@ class RunStore {
   // (and replaces `crashed` there: the attempt's own report is the more precise).
   void set_status(std::int64_t run_id, const std::string& status,
                   std::optional<std::int64_t> attempt = std::nullopt);
+  // The attempt (the current one when absent) is alive: its last contact is now. A current
+  // attempt the daemon marked crashed for its silence is running again, and so is its run.
+  // NotFound for an unknown run or attempt.
+  api::HeartbeatAnswer heartbeat(std::int64_t run_id, std::optional<std::int64_t> attempt);
+  // Every attempt still running whose last contact is more than `silence_s` seconds old becomes
+  // crashed, ended at its last contact, and so does its run where it is the current attempt.
+  // Returns those attempts.
+  std::vector<SilentAttempt> mark_silent_attempts(double silence_s);
   IngestResult ingest_metrics(std::int64_t run_id, std::int64_t rank, std::int64_t sequence,
                               const std::vector<MetricPoint>& points);
   // An eval equal to one the run has (split, step, checkpoint, figures, signature) is that eval:

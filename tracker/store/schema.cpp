@@ -183,6 +183,15 @@ const std::vector<const char*>& migrations() {
       ALTER TABLE run_attempts ADD COLUMN run_dir TEXT;
       ALTER TABLE run_attempts ADD COLUMN provenance TEXT;
       )sql",
+      // 8: each attempt's last contact (registration, heartbeat, status), from which the daemon
+      // finds attempts silent for too long. Attempts running at the upgrade count from it; the
+      // partial index keeps the daemon's look at running attempts off the ended ones.
+      R"sql(
+      ALTER TABLE run_attempts ADD COLUMN last_contact_at REAL;
+      UPDATE run_attempts SET last_contact_at = CAST(strftime('%s', 'now') AS REAL)
+        WHERE status = 'running';
+      CREATE INDEX run_attempts_running ON run_attempts(status) WHERE status = 'running';
+      )sql",
   };
   return kMigrations;
 }

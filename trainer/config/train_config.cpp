@@ -211,6 +211,10 @@ void fields(V& v, TrackerConfig& t) {
     "The row's reference perplexity, for comparison in the sweep's table; 0: none.");
   v("ref_bleu", t.ref_bleu, "The row's reference BLEU; 0: none.");
   v("ref_params", t.ref_params, "The row's reference parameter count; 0: none.");
+  v("heartbeat_s", t.heartbeat_s,
+    "Seconds between the heartbeats rank 0 sends the daemon while the run lives, from a thread "
+    "of its own (through checkpoints and validation too); the daemon marks an attempt silent for "
+    "longer than its --crashed-after crashed. 0: none.");
 }
 
 template <typename V>
@@ -313,6 +317,10 @@ void DistConfig::validate() const {
           "must be positive and at most dist.root_work_timeout_s");
 }
 
+void TrackerConfig::validate() const {
+  require(heartbeat_s >= 0, "tracker.heartbeat_s", "must be >= 0 (0: no heartbeats)");
+}
+
 void RunConfig::validate() const {
   model.validate();
   data.validate();
@@ -320,6 +328,7 @@ void RunConfig::validate() const {
   checkpoint.validate();
   decode.validate();
   dist.validate();
+  tracker.validate();
 }
 
 RunConfig load_run_config(const std::string& path, const std::vector<std::string>& overrides) {

@@ -104,6 +104,8 @@ struct TrackerConfig {
   std::string row_label;
   std::int64_t row_index = -1;
   double ref_ppl = 0, ref_bleu = 0, ref_params = 0;
+  double heartbeat_s = 30;
+  void validate() const;
 };
 
 struct RunConfig {
