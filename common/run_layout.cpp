@@ -20,7 +20,7 @@ constexpr const char* kAveragedPrefix = "averaged";
 constexpr const char* kSpoolPrefix = "tracker-spool-rank";
 constexpr const char* kSpoolSuffix = ".jsonl";
 constexpr const char* kToolSpoolPrefix = "tracker-spool-";
-// A tool spool's time, as "20240501T120000.123Z": '#' a digit.
+// A tool spool's time, as "20261207T120000.123Z": '#' a digit.
 constexpr const char* kToolSpoolTimeForm = "########T######.###Z";
 
 std::string in(const std::string& dir, const std::string& name) {

@@ -44,7 +44,7 @@ std::string best_checkpoint_path(const std::string& run_dir);
 std::string spool_path(const std::string& spool_dir, int rank);
 // The spool of one process of a recording tool (`tool`: lowercase letters, digits and dashes, such
 // as "nmt-evaluate"; `pid`) in `run_dir`, written at `unix_ms` (milliseconds since the Unix epoch,
-// shown in UTC as 20240501T120000.123Z): a file of its own, apart from the trainer's (which a
+// shown in UTC as 20261207T120000.123Z): a file of its own, apart from the trainer's (which a
 // running trainer rewrites) and from any other tool's; the names sort by time. Throws
 // std::invalid_argument for another `tool`.
 std::string tool_spool_path(const std::string& run_dir, const std::string& tool,
