@@ -368,6 +368,28 @@ Request new_request(const std::string& method, const std::string& target, const 
   return request;
 }
 
+// Runs `exchange(connection, answered)` on the kept connection, opening it when closed, and once
+// more on a new one when a kept connection turned out stale (the daemon closed it while it was
+// idle) and nothing was answered on it. The response, or nullopt with `ec` the failure.
+// (A template over HttpClient's private Connection and TlsContext, which it deduces.)
+template <class Connection, class Tls, class Exchange>
+std::optional<HttpResponse> on_connection(std::unique_ptr<Connection>& connection, const Url& url,
+                                          Tls* tls, std::chrono::milliseconds timeout,
+                                          const std::string& local_address, beast::error_code& ec,
+                                          Exchange&& exchange) {
+  if (!connection) connection = std::make_unique<Connection>();
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    const bool reused = connection->open;
+    if (!reused) ec = connection->connect(url, tls, timeout, local_address);
+    if (ec) break;
+    bool answered = false;
+    if (auto response = exchange(*connection, answered)) return response;
+    connection->shut();
+    if (answered || !reused || !is_stale_connection(ec)) break;
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 HttpResponse HttpClient::get_streamed(const std::string& target,
@@ -375,23 +397,18 @@ HttpResponse HttpClient::get_streamed(const std::string& target,
   Request request = new_request("GET", target, url_, token_);
   request.keep_alive(true);
   request.prepare_payload();
-  if (!connection_) connection_ = std::make_unique<Connection>();
   beast::error_code ec;
-  for (int attempt = 0; attempt < 2; ++attempt) {
-    const bool reused = connection_->open;
-    if (!reused) ec = connection_->connect(url_, tls_.get(), timeout_, local_address_);
-    if (ec) break;
-    bool answered = false;
-    try {
-      auto response = connection_->stream(request, header_wait, timeout_, sink, answered, ec);
-      if (response) return std::move(*response);
-    } catch (...) {
-      connection_->shut();
-      throw;
-    }
-    connection_->shut();
-    if (answered || !reused || !is_stale_connection(ec)) break;
-  }
+  auto response = on_connection(connection_, url_, tls_.get(), timeout_, local_address_, ec,
+                                [&](Connection& connection, bool& answered) {
+                                  try {
+                                    return connection.stream(request, header_wait, timeout_, sink,
+                                                             answered, ec);
+                                  } catch (...) {
+                                    connection.shut();
+                                    throw;
+                                  }
+                                });
+  if (response) return std::move(*response);
   throw HttpError(fmt::format("GET {}{} failed: {}", url_.to_string(), target, ec.message()));
 }
 
@@ -405,16 +422,11 @@ HttpResponse HttpClient::request(const std::string& method, const std::string& t
   request.keep_alive(true);
   request.prepare_payload();
 
-  if (!connection_) connection_ = std::make_unique<Connection>();
   beast::error_code ec;
-  for (int attempt = 0; attempt < 2; ++attempt) {
-    const bool reused = connection_->open;
-    if (!reused) ec = connection_->connect(url_, tls_.get(), timeout_, local_address_);
-    if (ec) break;
-    if (auto response = connection_->exchange(request, timeout_, ec)) return std::move(*response);
-    connection_->shut();
-    if (!reused || !is_stale_connection(ec)) break;
-  }
+  auto response = on_connection(
+      connection_, url_, tls_.get(), timeout_, local_address_, ec,
+      [&](Connection& connection, bool&) { return connection.exchange(request, timeout_, ec); });
+  if (response) return std::move(*response);
   // A daemon serving HTTPS closes a plain connection without a word.
   const bool maybe_https = !url_.tls() && ec == http::error::end_of_stream;
   throw HttpError(fmt::format("{} {}{} failed: {}{}", method, url_.to_string(), target,
