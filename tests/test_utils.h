@@ -12,6 +12,20 @@
 
 namespace nmt::testing {
 
+// Built with ASan or TSan (GCC says so with __SANITIZE_*__, clang with __has_feature): then so are
+// the tools a test starts, and their memory figures are the sanitizer's shadow as much as theirs.
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+inline constexpr bool kSanitized = true;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+inline constexpr bool kSanitized = true;
+#else
+inline constexpr bool kSanitized = false;
+#endif
+#else
+inline constexpr bool kSanitized = false;
+#endif
+
 // A fresh directory under the system temp dir, removed when the test ends.
 class TempDir {
  public:

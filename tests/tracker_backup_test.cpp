@@ -370,10 +370,14 @@ TEST(TrackerBackup, OneBackupAtATimeEachSentInBoundedMemory) {
   while (body_read < body_size) body_read += first.read_some(boost::asio::buffer(piece));
   EXPECT_EQ(body_read, body_size);
   EXPECT_GT(body_size, 30u << 20);
+  // Built with a sanitizer, the daemon's peak is its shadow memory of the pages the snapshot
+  // touched, not its buffers: measured only without one.
   const long growth_kb = nmt::testing::proc_status_kb(daemon.pid(), "VmHWM") - peak_before_kb;
-  EXPECT_LT(growth_kb, static_cast<long>(body_size / 1024 / 4))
-      << "the daemon's peak memory grew by " << growth_kb << " kB for a " << body_size
-      << "-byte backup";
+  if (!nmt::testing::kSanitized) {
+    EXPECT_LT(growth_kb, static_cast<long>(body_size / 1024 / 4))
+        << "the daemon's peak memory grew by " << growth_kb << " kB for a " << body_size
+        << "-byte backup";
+  }
 
   const auto third = backup(daemon.port_file(), dir.file("out.db"));
   EXPECT_EQ(third.status, 0) << third.out;
