@@ -613,11 +613,9 @@ TEST(TrackerStore, SilentAttemptsCrashAndTheirHeartbeatRevivesThem) {
   FreshStore fresh;
   auto& [dir, db, store, spec] = fresh;
   const auto run = store.create_or_resume_run(spec).run_id;
-  const auto other = [&] {
-    RunSpec s = spec;
-    s.name = "ended";
-    return store.create_or_resume_run(s).run_id;
-  }();
+  RunSpec ended = spec;
+  ended.name = "ended";
+  const auto other = store.create_or_resume_run(ended).run_id;
   store.set_status(other, "finished");
   const api::HeartbeatAnswer beat = store.heartbeat(run, std::nullopt);
   EXPECT_EQ(beat.status, "running");
