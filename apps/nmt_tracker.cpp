@@ -154,7 +154,7 @@ void add_write_commands(CLI::App& app, Commands& c) {
       "backup",
       "Copy the daemon's database while it runs (a consistent snapshot) to OUT, atomically: "
       "written beside OUT, checked with SQLite, then renamed over it");
-  c.backup_cmd->add_option("OUT", c.backup.out_file, "The backup file, e.g. tracker-2024-05-01.db")
+  c.backup_cmd->add_option("OUT", c.backup.out_file, "The backup file, e.g. tracker-2026-12-07.db")
       ->required();
   c.backup_cmd
       ->add_option("--snapshot-timeout", c.backup.snapshot_timeout_s,

@@ -13,18 +13,7 @@
 set -euo pipefail
 # shellcheck source=tests/scripts/tiny_shards.sh
 source "$(dirname "${BASH_SOURCE[0]}")/tiny_shards.sh"
-build=$(cd "$1" && pwd) python=$2 data=$3
-bin=$build/apps
-[[ -f "$data/val.en.gz" ]] || { echo "Multi30k not found at $data"; exit 77; }
-work=$(mktemp -d)
-tracker_pid=
-cleanup() {
-  stop_local_tracker
-  jobs -p | xargs -r kill -9 2> /dev/null || true
-  rm -rf "$work"
-}
-trap cleanup EXIT
-fail() { echo "FAIL: $*"; exit 1; }
+tracked_test_init "$@"
 
 make_tiny_shards "$bin/nmt-preprocess" "$data" "$work/shards"
 train=("$bin/nmt-train" --data "$work/shards" --log-level info "${tiny_model_settings[@]}"

@@ -48,6 +48,33 @@ tiny_translation_test_init() {
   train_tiny_model "$bin/nmt-train" "$work/shards" "$work/run"
 }
 
+# The start of a test of the tools against a local nmt-trackerd: sets build (absolute), python,
+# data, bin and work, defines fail, skips (77) without Multi30k, and leaves no daemon named by the
+# environment; at exit, stops the daemon start_local_tracker started, kills what the test left in
+# the background (stopped processes included) and removes work.
+# tracked_test_init BUILD_DIR PYTHON DATA_DIR
+tracked_test_init() {
+  build=$(cd "$1" && pwd) python=$2 data=$3
+  bin=$build/apps
+  [[ -f "$data/val.en.gz" ]] || { echo "Multi30k not found at $data"; exit 77; }
+  work=$(mktemp -d)
+  tracker_pid=
+  trap tracked_test_cleanup EXIT
+  fail() { echo "FAIL: $*"; exit 1; }
+  unset NMT_TRACKER_URL NMT_TRACKER_TOKEN_FILE NMT_TRACKER_CA_FILE
+}
+tracked_test_cleanup() {
+  stop_local_tracker
+  local -a pids
+  read -ra pids <<< "$(jobs -p | tr '\n' ' ')"
+  if ((${#pids[@]} > 0)); then
+    kill -CONT "${pids[@]}" 2> /dev/null || true
+    kill -KILL "${pids[@]}" 2> /dev/null || true
+    wait "${pids[@]}" 2> /dev/null || true
+  fi
+  rm -rf "$work"
+}
+
 # The base config of the 3-row micro sweeps: the tiny model with dropout, 8 steps, on the tiny
 # shards in $work/shards. write_micro_sweep_base FILE BATCH_TOKENS CHECKPOINT_EVERY
 write_micro_sweep_base() {

@@ -10,25 +10,7 @@
 set -euo pipefail
 # shellcheck source=tests/scripts/tiny_shards.sh
 source "$(dirname "${BASH_SOURCE[0]}")/tiny_shards.sh"
-build=$(cd "$1" && pwd) python=$2 data=$3
-bin=$build/apps
-[[ -f "$data/val.en.gz" ]] || { echo "Multi30k not found at $data"; exit 77; }
-work=$(mktemp -d)
-tracker_pid=
-trainers=()
-cleanup() {
-  local pid
-  for pid in "${trainers[@]+"${trainers[@]}"}"; do
-    kill -CONT "$pid" 2> /dev/null || true
-    kill -KILL "$pid" 2> /dev/null || true
-    wait "$pid" 2> /dev/null || true
-  done
-  stop_local_tracker
-  rm -rf "$work"
-}
-trap cleanup EXIT
-fail() { echo "FAIL: $*"; exit 1; }
-unset NMT_TRACKER_URL NMT_TRACKER_TOKEN_FILE NMT_TRACKER_CA_FILE
+tracked_test_init "$@"
 
 silence=4
 make_tiny_shards "$bin/nmt-preprocess" "$data" "$work/shards"
@@ -44,7 +26,6 @@ start_trainer() {
     --set tracker.heartbeat_s=0.5 --experiment liveness \
     --tracker-url "$url" > "$work/$1.out" 2>&1 &
   pid=$!
-  trainers+=("$pid")
 }
 
 # run_state NAME: "STATUS ENDED_AT LAST_CONTACT_AT" of the run named NAME's current attempt

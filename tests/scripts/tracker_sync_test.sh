@@ -15,18 +15,7 @@
 set -euo pipefail
 # shellcheck source=tests/scripts/tiny_shards.sh
 source "$(dirname "${BASH_SOURCE[0]}")/tiny_shards.sh"
-build=$(cd "$1" && pwd) python=$2 data=$3
-bin=$build/apps
-[[ -f "$data/val.en.gz" ]] || { echo "Multi30k not found at $data"; exit 77; }
-work=$(mktemp -d)
-tracker_pid=
-cleanup() {
-  stop_local_tracker
-  rm -rf "$work"
-}
-trap cleanup EXIT
-fail() { echo "FAIL: $*"; exit 1; }
-unset NMT_TRACKER_URL NMT_TRACKER_TOKEN_FILE NMT_TRACKER_CA_FILE
+tracked_test_init "$@"
 
 make_tiny_shards "$bin/nmt-preprocess" "$data" "$work/shards"
 train() {  # train RUN_DIR [NMT_TRAIN_ARGS...]: 6 steps, a checkpoint every 2, every step logged

@@ -115,17 +115,6 @@ void TrackerClient::heartbeat(std::int64_t run) {
     next_heartbeat_ = Clock::time_point::max();
     spdlog::warn("tracker: {} takes no heartbeats; none are sent any more", options_.url);
   }
-  if (outcome == Outcome::kAcknowledged) {
-    try {
-      const auto reply = api::parse<api::HeartbeatAnswer>(json::parse(answer));
-      if (reply.status != api::to_string(api::RunStatus::kRunning)) {
-        spdlog::debug("tracker: heartbeat of run {} attempt {}: the daemon has it {}", run,
-                      reply.attempt, reply.status);
-      }
-    } catch (const std::exception& e) {
-      spdlog::debug("tracker: unreadable answer to a heartbeat: {}", e.what());
-    }
-  }
 }
 
 std::vector<SpoolEntry> TrackerClient::make_entries(std::deque<Item>& items) {
